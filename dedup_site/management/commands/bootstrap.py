@@ -1,0 +1,33 @@
+"""Create the roles and, on first start, an admin account; print how to log in."""
+
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.base import BaseCommand
+
+from dedup_site.roles import ADMINS, ensure_roles
+from dedup_site.settings import env
+
+
+class Command(BaseCommand):
+    help = "Create roles and the first admin account (password from DEDUP_ADMIN_PASSWORD or generated)."
+
+    def handle(self, *args, **options):
+        ensure_roles()
+        User = get_user_model()
+        username = env("DEDUP_ADMIN_USERNAME", "admin")
+        password_file = settings.DATA_DIR / "admin-password.txt"
+        if not User.objects.filter(is_superuser=True).exists():
+            password = env("DEDUP_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
+            user = User.objects.create_superuser(username=username, email="", password=password)
+            user.groups.add(Group.objects.get(name=ADMINS))
+            if not env("DEDUP_ADMIN_PASSWORD"):
+                password_file.write_text(password + "\n", encoding="utf-8")
+                password_file.chmod(0o600)
+            self.stdout.write(f"Created the admin account: user {username!r}, password {password}")
+        elif password_file.exists():
+            self.stdout.write(f"Log in as {username!r} with the password in {password_file}")
+        else:
+            self.stdout.write("Log in with your admin account.")

@@ -1,0 +1,28 @@
+"""Progress of long jobs, kept in Redis so pages can read it while the job's transaction is open."""
+
+from __future__ import annotations
+
+import json
+
+import redis
+
+from dedup_site.queues import get_queue
+
+TTL = 7 * 24 * 3600
+
+
+def _key(kind: str, pk: int) -> str:
+    return f"dedup:progress:{kind}:{pk}"
+
+
+def report(kind: str, pk: int, fraction: float, stage: str = "") -> None:
+    value = json.dumps({"fraction": round(min(max(fraction, 0.0), 1.0), 4), "stage": stage})
+    get_queue().connection.set(_key(kind, pk), value, ex=TTL)
+
+
+def read(kind: str, pk: int) -> dict | None:
+    try:
+        raw = get_queue().connection.get(_key(kind, pk))
+    except (redis.RedisError, OSError, RuntimeError):
+        return None
+    return json.loads(raw) if raw else None

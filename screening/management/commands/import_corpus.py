@@ -1,0 +1,36 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from screening import services
+
+
+class Command(BaseCommand):
+    help = "Import a file (.zip of .txt, .txt, .jsonl, .csv) into a corpus, created if new. All or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--corpus", required=True)
+        parser.add_argument("--language", default="", help="language of records that do not give one")
+
+    def handle(self, *args, **options):
+        path: Path = options["path"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        try:
+            upload = services.upload_create_from_path(
+                corpus_name=options["corpus"], path=path, language=options["language"]
+            )
+        except services.UploadRefused as error:
+            raise CommandError(str(error)) from error
+        upload = services.upload_process(upload=upload)
+        for notice in upload.notices:
+            self.stdout.write(f"note: {notice}")
+        if upload.status != upload.Status.COMPLETE:
+            for problem in upload.problems:
+                self.stderr.write(problem)
+            if upload.problem_count > len(upload.problems):
+                self.stderr.write(f"... {upload.problem_count} problems in all")
+            raise CommandError(f"{path.name} rejected: {upload.problem_count} problem(s); no document was added")
+        self.stdout.write(f"{path.name}: {upload.document_count} documents added to corpus {upload.corpus.name} "
+                          f"(source SHA-256 {upload.source.sha256})")

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Corpus(models.Model):
+    name = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "corpora"
+        permissions = [
+            ("upload_corpus", "Can upload corpora and labels"),
+            ("start_run", "Can start screening runs"),
+            ("export_results", "Can export pairs and review sheets"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("screening:corpus_detail", args=[self.name])
+
+
+class SourceFile(models.Model):
+    """An uploaded file kept byte for byte, read-only, stored once under its SHA-256."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    size = models.BigIntegerField()
+    stored_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256
+
+    @property
+    def relative_path(self) -> str:
+        return f"{self.sha256[:2]}/{self.sha256}"
+
+
+class Upload(models.Model):
+    """One file uploaded into one corpus, and what became of it (all of it, or nothing)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        COMPLETE = "complete"
+        REJECTED = "rejected"  # the file broke a rule; problems lists each one
+        FAILED = "failed"  # the program failed; error says how
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="uploads")
+    source = models.ForeignKey(SourceFile, on_delete=models.PROTECT, related_name="uploads")
+    original_name = models.CharField(max_length=255)
+    language = models.CharField(max_length=32, blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    document_count = models.IntegerField(default=0)
+    problems = models.JSONField(default=list, blank=True)
+    problem_count = models.IntegerField(default=0)
+    notices = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    job_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-uploaded_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.original_name} → {self.corpus}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class Document(models.Model):
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="documents")
+    upload = models.ForeignKey(Upload, on_delete=models.PROTECT, related_name="documents")
+    doc_id = models.CharField(max_length=200)
+    source_id = models.CharField(max_length=200)
+    version = models.CharField(max_length=100, blank=True)
+    language = models.CharField(max_length=32)
+    title = models.TextField(blank=True)
+    body = models.TextField()
+    collected_at = models.CharField(max_length=40, blank=True, help_text="ISO 8601 date or date-time, as given")
+    member_path = models.CharField(max_length=1024, blank=True)
+    place = models.CharField(max_length=1024, blank=True, help_text="file and line or member it came from")
+
+    class Meta:
+        ordering = ["doc_id"]
+        constraints = [models.UniqueConstraint(fields=["corpus", "doc_id"], name="unique_doc_id_per_corpus")]
+        indexes = [models.Index(fields=["corpus", "source_id"])]
+
+    def __str__(self) -> str:
+        return self.doc_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("screening:document_detail", args=[self.pk])

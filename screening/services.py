@@ -1,0 +1,186 @@
+"""Corpus services: the rules and transactions behind the pages, the jobs and the commands."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from screening import ingest, storage
+from screening.models import Corpus, Document, SourceFile, Upload
+
+CORPUS_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+BATCH = 2000
+MAX_STORED_PROBLEMS = 1000
+
+
+class UploadRefused(Exception):
+    """The upload was refused before anything was stored (bad corpus name, too large, wrong type)."""
+
+
+def limits() -> ingest.Limits:
+    return ingest.Limits(**settings.DEDUP_LIMITS)
+
+
+def corpus_get_or_create(*, name: str, user=None) -> Corpus:
+    if not CORPUS_NAME_RE.fullmatch(name or ""):
+        raise UploadRefused(
+            f"corpus name {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    corpus, _ = Corpus.objects.get_or_create(name=name, defaults={"created_by": user})
+    return corpus
+
+
+def upload_create(*, corpus_name: str, chunks: Iterable[bytes], size: int, original_name: str,
+                  language: str = "", user=None) -> Upload:
+    """Store the file (read-only, by SHA-256) and record a queued upload. Nothing is parsed yet."""
+    original_name = Path(original_name or "").name
+    if ingest.detect_format(original_name) is None:
+        raise UploadRefused(
+            f"{original_name or 'the file'}: unsupported type; upload one of {', '.join(ingest.FORMATS)}"
+        )
+    cap = settings.DEDUP_LIMITS["upload_bytes"]
+    if size > cap:
+        raise UploadRefused(f"{original_name}: {size:,} bytes is over the upload limit of {cap:,} bytes")
+    language = (language or "").strip()
+    if language and not ingest.LANGUAGE_RE.fullmatch(language):
+        raise UploadRefused(f"language {language!r} is not a lowercase language tag such as fa, en, zh-hant")
+    corpus = corpus_get_or_create(name=corpus_name, user=user)
+    sha, stored_size, _ = storage.store_chunks(settings.SOURCES_DIR, chunks)
+    source, _ = SourceFile.objects.get_or_create(sha256=sha, defaults={"size": stored_size})
+    return Upload.objects.create(corpus=corpus, source=source, original_name=original_name,
+                                 language=language, uploaded_by=user)
+
+
+def upload_create_from_path(*, corpus_name: str, path: Path, language: str = "", user=None) -> Upload:
+    with open(path, "rb") as stream:
+        return upload_create(corpus_name=corpus_name, chunks=iter(lambda: stream.read(1 << 20), b""),
+                             size=path.stat().st_size, original_name=path.name, language=language, user=user)
+
+
+class _Rejected(Exception):
+    """Raised inside the transaction to roll back every document of a rejected upload."""
+
+
+@dataclass
+class _Batch:
+    upload: Upload
+    seen: dict[str, str]  # doc_id -> place, for duplicates inside the upload
+    report: ingest.Report
+    rows: list[ingest.Record]
+
+    def add(self, record: ingest.Record) -> None:
+        first = self.seen.get(record.doc_id)
+        if first is not None:
+            self.report.problem(record.place, "doc_id", f"{record.doc_id!r} appears twice (first at {first})")
+            return
+        self.seen[record.doc_id] = record.place
+        self.rows.append(record)
+        if len(self.rows) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        rows, self.rows = self.rows, []
+        existing = set(
+            Document.objects.filter(corpus=self.upload.corpus, doc_id__in=[r.doc_id for r in rows])
+            .values_list("doc_id", flat=True)
+        )
+        for r in rows:
+            if r.doc_id in existing:
+                self.report.problem(r.place, "doc_id", f"{r.doc_id!r} is already in corpus {self.upload.corpus.name}")
+        if self.report.problems:
+            return  # rejected anyway: keep checking, stop writing
+        Document.objects.bulk_create(
+            Document(corpus=self.upload.corpus, upload=self.upload, doc_id=r.doc_id, source_id=r.source_id,
+                     version=r.version, language=r.language, title=r.title, body=r.body,
+                     collected_at=r.collected_at, member_path=r.member_path, place=r.place)
+            for r in rows
+        )
+
+
+def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | None = None) -> Upload:
+    """Read the stored file and add all of its documents to the corpus, or none of them.
+
+    Every problem found is recorded on the upload (file, line or member, field, rule).
+    """
+    if upload.status not in (Upload.Status.QUEUED, Upload.Status.FAILED):
+        return upload  # already processed: a retried job must not import twice
+    Upload.objects.filter(pk=upload.pk).update(status=Upload.Status.RUNNING, error="")
+    path = storage.path_for(settings.SOURCES_DIR, upload.source.sha256)
+    report = ingest.Report()
+    batch = _Batch(upload=upload, seen={}, report=report, rows=[])
+    count = 0
+    try:
+        with transaction.atomic():
+            records = ingest.read_records(path, upload.original_name, report,
+                                          default_language=upload.language, limits=limits())
+            for count, record in enumerate(records, start=1):  # noqa: B007 - count is used after the loop
+                batch.add(record)
+                if on_progress and count % BATCH == 0:
+                    on_progress(report.fraction)
+            if batch.rows:
+                batch.flush()
+            if report.problems:
+                raise _Rejected
+    except _Rejected:
+        pass
+    except IntegrityError as error:
+        # Another upload to the same corpus took one of these doc_ids meanwhile.
+        report.problem(upload.original_name, "doc_id", f"a doc_id is already in the corpus ({error})")
+    if report.problems:
+        _finish(upload, Upload.Status.REJECTED, problems=report.problems, notices=report.notices)
+    else:
+        _finish(upload, Upload.Status.COMPLETE, count=count, notices=report.notices)
+    if on_progress:
+        on_progress(1.0)
+    upload.refresh_from_db()
+    return upload
+
+
+def _finish(upload: Upload, status: str, *, count: int = 0, problems=(), notices=(), error: str = "") -> None:
+    problems = list(problems)
+    Upload.objects.filter(pk=upload.pk).update(
+        status=status,
+        finished_at=timezone.now(),
+        document_count=count,
+        problems=[str(p) for p in problems[:MAX_STORED_PROBLEMS]],
+        problem_count=len(problems),
+        notices=list(notices)[:MAX_STORED_PROBLEMS],
+        error=error,
+    )
+
+
+def upload_fail(*, upload_id: int, error: str) -> None:
+    """Mark an upload failed because the program (not the file) failed. Its documents were rolled back."""
+    Upload.objects.filter(pk=upload_id).exclude(status__in=[Upload.Status.COMPLETE, Upload.Status.REJECTED]).update(
+        status=Upload.Status.FAILED, finished_at=timezone.now(), error=error[:5000]
+    )
+
+
+def upload_enqueue(*, upload: Upload) -> Upload:
+    from rq import Callback
+
+    from dedup_site.queues import get_queue
+
+    job = get_queue().enqueue(
+        "screening.jobs.upload_job", upload.pk, on_failure=Callback("screening.jobs.upload_job_failed"),
+        job_timeout=settings.RQ_JOB_TIMEOUT,
+    )
+    Upload.objects.filter(pk=upload.pk).update(job_id=job.id)
+    upload.job_id = job.id
+    return upload
+
+
+def sources_verify() -> list[tuple[SourceFile, str]]:
+    """Every stored source whose bytes, presence or read-only mode changed, with what changed."""
+    bad = []
+    for source in SourceFile.objects.order_by("pk").iterator():
+        problem = storage.verify(settings.SOURCES_DIR, source.sha256, source.size)
+        if problem:
+            bad.append((source, problem))
+    return bad

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import django_rq
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import connections
+
+from dedup_site import redis_server, roles
+from dedup_site.queues import ensure_redis, get_queue
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _data_dir():
+    """The test data folder (sources, embedded Redis) is removed after the session."""
+    yield settings.DATA_DIR
+    if not settings.REDIS_URL:
+        redis_server.stop(settings.EMBEDDED_REDIS_DIR)
+    if "dedup-test-" in str(settings.DATA_DIR):
+        shutil.rmtree(settings.DATA_DIR, ignore_errors=True)
+
+
+@pytest.fixture
+def queue():
+    """The real queue on a real Redis server, emptied before the test."""
+    ensure_redis()
+    q = get_queue()
+    q.empty()
+    return q
+
+
+@pytest.fixture
+def run_worker(queue):
+    """Run a real RQ worker in burst mode: it forks a work-horse per job, as in production."""
+
+    def run() -> None:
+        connections.close_all()  # the work-horse must open its own database connection
+        worker = django_rq.get_worker("default", serializer="rq.serializers.JSONSerializer")
+        worker.work(burst=True)
+
+    return run
+
+
+def _user(django_user_model, username, *groups, **extra):
+    user = django_user_model.objects.create_user(username=username, password="correct horse battery", **extra)
+    for name in groups:
+        user.groups.add(Group.objects.get(name=name))
+    return user
+
+
+@pytest.fixture
+def admin_user(db, django_user_model):
+    return _user(django_user_model, "alice-admin", roles.ADMINS)
+
+
+@pytest.fixture
+def editor(db, django_user_model):
+    return _user(django_user_model, "erin-editor", roles.EDITORS)
+
+
+@pytest.fixture
+def editor2(db, django_user_model):
+    return _user(django_user_model, "ed-editor", roles.EDITORS)
+
+
+@pytest.fixture
+def arbiter(db, django_user_model):
+    return _user(django_user_model, "arty-arbiter", roles.ARBITERS)
+
+
+@pytest.fixture
+def admin_client(client, admin_user):
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.fixture
+def editor_client(client, editor):
+    client.force_login(editor)
+    return client
+
+
+@pytest.fixture
+def write(tmp_path):
+    """Write a file under tmp_path from text (UTF-8) or bytes; return its path."""
+
+    def _write(name: str, content: str | bytes) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+        return path
+
+    return _write
+
+
+@pytest.fixture(autouse=True)
+def _own_sources_dir(settings, tmp_path):
+    """Each test stores sources in its own folder, so a tampering test cannot leak into another."""
+    settings.SOURCES_DIR = tmp_path / "sources"

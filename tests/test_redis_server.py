@@ -1,0 +1,47 @@
+"""The embedded Redis server: started on first use, shared by processes, stopped cleanly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import redis
+
+from dedup_site import redis_server
+
+
+def test_embedded_redis_starts_once_and_is_shared(tmp_path):
+    directory = tmp_path / "redis"
+    assert redis_server.ensure_running(directory) is True
+    try:
+        client = redis.Redis.from_url(redis_server.url_for(directory))
+        client.set("k", "v")
+        assert redis_server.ensure_running(directory) is False  # a second caller reuses it
+        # Another process sees the same server and data.
+        code = textwrap.dedent(f"""
+            import redis, sys
+            sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+            from dedup_site import redis_server
+            from pathlib import Path
+            started = redis_server.ensure_running(Path({str(directory)!r}))
+            print(started, redis.Redis.from_url(redis_server.url_for(Path({str(directory)!r}))).get("k"))
+        """)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+        assert out.strip() == "False b'v'"
+    finally:
+        redis_server.stop(directory)
+    assert not redis_server.is_running(directory)
+
+
+def test_embedded_redis_keeps_data_across_a_restart(tmp_path):
+    directory = tmp_path / "redis"
+    redis_server.ensure_running(directory)
+    redis.Redis.from_url(redis_server.url_for(directory)).rpush("queue", "job-1")
+    redis_server.stop(directory)
+    redis_server.ensure_running(directory)
+    try:
+        assert redis.Redis.from_url(redis_server.url_for(directory)).lrange("queue", 0, -1) == [b"job-1"]
+    finally:
+        redis_server.stop(directory)

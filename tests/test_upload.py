@@ -1,0 +1,200 @@
+"""Uploading a corpus: stored source, the import job on a real worker, all-or-nothing, the command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+
+from screening import services
+from screening.models import Corpus, Document, Upload
+from tests.seeds import SEED000, SEED001
+
+
+def jsonl(records) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+
+
+def post_upload(client, name: str, data: bytes, corpus: str = "guides", language: str = ""):
+    return client.post(reverse("screening:upload_create"), {
+        "corpus": corpus, "language": language, "file": SimpleUploadedFile(name, data),
+    })
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upload_page_imports_seed000_on_a_real_worker(admin_client, run_worker):
+    response = post_upload(admin_client, "seed000.jsonl", jsonl(SEED000))
+    assert response.status_code == 302
+    upload = Upload.objects.get()
+    assert upload.status == Upload.Status.QUEUED and upload.job_id
+    run_worker()
+    upload.refresh_from_db()
+    assert upload.status == Upload.Status.COMPLETE, upload.error
+    assert upload.document_count == 3
+    docs = {d.doc_id: d for d in Document.objects.all()}
+    assert {k: (d.source_id, d.body) for k, d in docs.items()} == {
+        r["doc_id"]: (r["source_id"], r["body"]) for r in SEED000
+    }
+    assert docs["A"].upload == upload and docs["A"].place == "seed000.jsonl line 1"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_corpus_page_shows_a_progress_bar_while_the_upload_waits(admin_client, queue):
+    post_upload(admin_client, "seed001.jsonl", jsonl(SEED001), corpus="zh")
+    page = admin_client.get(reverse("screening:corpus_detail", args=["zh"])).content.decode()
+    upload = Upload.objects.get()
+    assert f'data-status-url="{reverse("screening:upload_status", args=[upload.pk])}"' in page
+    assert "<progress" in page
+    state = admin_client.get(reverse("screening:upload_status", args=[upload.pk])).json()
+    assert state == {"status": "queued", "active": True, "fraction": 0.0, "document_count": 0, "problem_count": 0}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rejected_upload_lists_every_problem_and_adds_nothing(admin_client, run_worker):
+    bad = jsonl([SEED000[0], dict(SEED000[1], body="  "), dict(SEED000[2], colour="red")])
+    post_upload(admin_client, "bad.jsonl", bad)
+    run_worker()
+    upload = Upload.objects.get()
+    assert upload.status == Upload.Status.REJECTED
+    assert upload.problems == [
+        "bad.jsonl line 2, field body: is empty or only whitespace",
+        "bad.jsonl line 3, field colour: unknown field; the fields are doc_id, source_id, version, language, title, "
+        "body, collected_at",
+    ]
+    assert Document.objects.count() == 0
+    page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
+    assert "rejected: 2 problems" in page and "bad.jsonl line 2, field body: is empty or only whitespace" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_failing_job_marks_the_upload_failed_with_its_error(admin_client, run_worker, monkeypatch):
+    def explode(**kwargs):
+        raise RuntimeError("disk on fire")
+
+    # A fault test: the forked work-horse inherits this patched service.
+    monkeypatch.setattr(services, "upload_process", explode)
+    post_upload(admin_client, "seed000.jsonl", jsonl(SEED000))
+    run_worker()
+    upload = Upload.objects.get()
+    assert upload.status == Upload.Status.FAILED
+    assert "RuntimeError: disk on fire" in upload.error
+    assert Document.objects.count() == 0
+    page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
+    assert "disk on fire" in page
+
+
+@pytest.mark.django_db
+def test_duplicate_doc_id_within_an_upload_is_rejected(admin_user):
+    upload = _create(jsonl([SEED000[0], dict(SEED000[1], doc_id="A")]), "dup.jsonl")
+    upload = services.upload_process(upload=upload)
+    assert upload.problems == ["dup.jsonl line 2, field doc_id: 'A' appears twice (first at dup.jsonl line 1)"]
+    assert Document.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_doc_id_already_in_the_corpus_rejects_the_whole_second_upload(admin_user):
+    services.upload_process(upload=_create(jsonl(SEED000[:1]), "first.jsonl"))
+    second = services.upload_process(upload=_create(jsonl(SEED000), "second.jsonl"))
+    assert second.status == Upload.Status.REJECTED
+    assert second.problems == ["second.jsonl line 1, field doc_id: 'A' is already in corpus guides"]
+    assert list(Document.objects.values_list("doc_id", flat=True)) == ["A"]
+
+
+@pytest.mark.django_db
+def test_a_second_upload_adds_documents_to_the_same_corpus(admin_user):
+    services.upload_process(upload=_create(jsonl(SEED000[:1]), "one.jsonl"))
+    services.upload_process(upload=_create(jsonl(SEED000[1:]), "two.jsonl"))
+    corpus = Corpus.objects.get(name="guides")
+    assert sorted(corpus.documents.values_list("doc_id", flat=True)) == ["A", "B", "C"]
+    assert corpus.uploads.count() == 2
+
+
+@pytest.mark.django_db
+def test_reprocessing_a_completed_upload_adds_nothing(admin_user):
+    upload = services.upload_process(upload=_create(jsonl(SEED000), "seed.jsonl"))
+    services.upload_process(upload=upload)
+    assert Document.objects.count() == 3
+
+
+@pytest.mark.django_db
+def test_large_rejected_upload_rolls_back_documents_of_earlier_batches(admin_user):
+    records = [{"doc_id": f"d{i}", "language": "en", "body": f"text {i}"} for i in range(services.BATCH * 2 + 5)]
+    records.append({"doc_id": "last", "language": "en", "body": ""})
+    upload = services.upload_process(upload=_create(jsonl(records), "big.jsonl"))
+    assert upload.status == Upload.Status.REJECTED and upload.problem_count == 1
+    assert Document.objects.count() == 0
+
+
+def _create(data: bytes, name: str, corpus: str = "guides") -> Upload:
+    return services.upload_create(corpus_name=corpus, chunks=[data], size=len(data), original_name=name)
+
+
+@pytest.mark.django_db
+def test_import_corpus_command_imports_seed001(write, capsys):
+    path = write("seed001.jsonl", jsonl(SEED001))
+    call_command("import_corpus", str(path), "--corpus", "zh")
+    assert "5 documents added to corpus zh" in capsys.readouterr().out
+    assert Corpus.objects.get(name="zh").documents.count() == 5
+
+
+@pytest.mark.django_db
+def test_import_corpus_command_fails_and_prints_the_problems(write, capsys):
+    path = write("bad.jsonl", jsonl([dict(SEED000[0], language="Persian")]))
+    with pytest.raises(CommandError, match="bad.jsonl rejected: 1 problem"):
+        call_command("import_corpus", str(path), "--corpus", "x")
+    assert "bad.jsonl line 1, field language: 'Persian' is not a lowercase language tag" in capsys.readouterr().err
+    assert Document.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_import_corpus_command_uses_the_language_option_for_txt(write):
+    path = write("seed-a.txt", SEED000[0]["body"])
+    call_command("import_corpus", str(path), "--corpus", "fa", "--language", "fa")
+    doc = Document.objects.get()
+    assert (doc.doc_id, doc.language, doc.body) == ("seed-a", "fa", SEED000[0]["body"])
+
+
+@pytest.mark.django_db
+def test_bad_corpus_name_is_refused_before_anything_is_stored(admin_client):
+    response = post_upload(admin_client, "seed.jsonl", jsonl(SEED000), corpus="../etc")
+    assert response.status_code == 302
+    assert Upload.objects.count() == 0 and Corpus.objects.count() == 0
+    page = admin_client.get(response.url).content.decode()
+    assert "corpus name &#x27;../etc&#x27;: use 1-64 letters" in page
+
+
+@pytest.mark.django_db
+def test_oversize_upload_is_refused_before_it_is_stored(admin_client, settings):
+    settings.DEDUP_LIMITS = dict(settings.DEDUP_LIMITS, upload_bytes=100)
+    response = post_upload(admin_client, "seed.jsonl", jsonl(SEED000 * 3))
+    assert Upload.objects.count() == 0
+    page = admin_client.get(response.url).content.decode()
+    assert "over the upload limit of 100 bytes" in page
+
+
+@pytest.mark.django_db
+def test_document_page_shows_metadata_and_the_raw_body_as_escaped_text(admin_client):
+    body = "first line\n  <script>alert(1)</script>\n\"><img src=x onerror=alert(1)>"
+    services.upload_process(upload=_create(jsonl([dict(SEED000[0], body=body, version="2")]), "x.jsonl"))
+    doc = Document.objects.get()
+    page = admin_client.get(reverse("screening:document_detail", args=[doc.pk])).content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
+    assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "first line\n  &lt;script&gt;" in page  # whitespace kept
+    assert "Ref1" in page and doc.upload.source.sha256 in page
+
+
+@pytest.mark.django_db
+def test_corpus_page_searches_and_paginates_documents(admin_client):
+    records = [{"doc_id": f"doc-{i:03}", "source_id": f"src-{i % 7}", "language": "en", "body": f"b{i}"}
+               for i in range(120)]
+    services.upload_process(upload=_create(jsonl(records), "many.jsonl"))
+    url = reverse("screening:corpus_detail", args=["guides"])
+    first = admin_client.get(url).content.decode()
+    assert "Page 1 of 3 (120 documents)" in first and "doc-049" in first and "doc-050" not in first
+    found = admin_client.get(url, {"q": "src-3"}).content.decode()
+    assert "(17 documents)" in found
