@@ -24,3 +24,24 @@ def upload_job(upload_id: int) -> dict:
 def upload_job_failed(job, connection, exc_type, exc_value, tb) -> None:
     # Also called when the work-horse dies (killed, out of memory): the job body could not say so itself.
     services.upload_fail(upload_id=int(job.args[0]), error=f"{exc_type.__name__}: {exc_value}")
+
+
+def run_job(run_id: int) -> str:
+    from screening import runs
+    from screening.models import ScreeningRun
+
+    run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
+    try:
+        run = runs.run_execute(
+            run=run, on_progress=lambda fraction, stage: progress.report("run", run_id, fraction, stage)
+        )
+    except Exception:
+        runs.run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
+        raise
+    return runs.run_summary(run)
+
+
+def run_job_failed(job, connection, exc_type, exc_value, tb) -> None:
+    from screening import runs
+
+    runs.run_fail(run_id=int(job.args[0]), error=f"{exc_type.__name__}: {exc_value}")

@@ -100,3 +100,97 @@ class Document(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("screening:document_detail", args=[self.pk])
+
+
+class ScreeningRun(models.Model):
+    """One execution of the exact and/or near pass over one corpus, with everything needed to repeat it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        COMPLETE = "complete"
+        FAILED = "failed"
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="runs")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    exact = models.BooleanField(default=True)
+    near = models.BooleanField(default=False)
+    config = models.JSONField(default=dict)
+    contract = models.CharField(max_length=32)
+    program_version = models.CharField(max_length=32)
+    versions = models.JSONField(default=dict)
+    manifest = models.JSONField(default=list)  # [{upload, name, sha256, documents}]
+    stats = models.JSONField(default=dict, blank=True)
+    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    job_id = models.CharField(max_length=64, blank=True)
+    attempts = models.IntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} on {self.corpus}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("screening:run_detail", args=[self.pk])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def passes(self) -> list[str]:
+        return [name for name, on in (("exact", self.exact), ("near", self.near)) if on]
+
+    @property
+    def upload_ids(self) -> list[int]:
+        return [entry["upload"] for entry in self.manifest]
+
+
+class ExactGroup(models.Model):
+    """Documents whose doc-content-v1 bytes are equal (only groups of two or more are stored)."""
+
+    run = models.ForeignKey(ScreeningRun, on_delete=models.PROTECT, related_name="exact_groups")
+    representative = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    length = models.IntegerField(help_text="content bytes")
+    size = models.IntegerField()
+
+    class Meta:
+        ordering = ["-size", "representative__doc_id"]
+        indexes = [models.Index(fields=["run", "-size"])]
+
+
+class ExactGroupMember(models.Model):
+    group = models.ForeignKey(ExactGroup, on_delete=models.PROTECT, related_name="members")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    position = models.IntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [models.UniqueConstraint(fields=["group", "document"], name="unique_group_member")]
+
+
+class CandidatePair(models.Model):
+    """Two documents a pass found alike: the unit of review. Shared by the exact and near passes."""
+
+    class Pass(models.TextChoices):
+        EXACT = "exact"
+        NEAR = "near"
+
+    run = models.ForeignKey(ScreeningRun, on_delete=models.PROTECT, related_name="pairs")
+    left = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    right = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    pass_name = models.CharField(max_length=8, choices=Pass.choices)
+    jaccard = models.FloatField()
+    minhash_estimate = models.FloatField(null=True, blank=True)
+    suggestion = models.CharField(max_length=40, default="review_both_keep_originals")
+
+    class Meta:
+        ordering = ["-jaccard", "pk"]
+        constraints = [models.UniqueConstraint(fields=["run", "left", "right"], name="unique_pair_per_run")]
+        indexes = [models.Index(fields=["run", "-jaccard"])]

@@ -10,4 +10,9 @@ urlpatterns = [
     path("uploads/", views.upload_create, name="upload_create"),
     path("uploads/<int:pk>/status/", views.upload_status, name="upload_status"),
     path("documents/<int:pk>/", views.document_detail, name="document_detail"),
+    path("corpora/<str:name>/runs/", views.run_start, name="run_start"),
+    path("runs/<int:pk>/", views.run_detail, name="run_detail"),
+    path("runs/<int:pk>/status/", views.run_status, name="run_status"),
+    path("runs/<int:pk>/retry/", views.run_retry, name="run_retry"),
+    path("runs/<int:pk>/exact/", views.exact_groups, name="exact_groups"),
 ]

@@ -3,16 +3,16 @@ from __future__ import annotations
 import redis
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
+from django.db.models import Count, Prefetch, Q
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from dedup_site import progress
-from dedup_site.roles import UPLOAD, permission_required
-from screening import services
+from dedup_site.roles import START_RUN, UPLOAD, permission_required
+from screening import runs, services
 from screening.forms import UploadForm
-from screening.models import Corpus, Document, Upload
+from screening.models import Corpus, Document, ExactGroupMember, ScreeningRun, Upload
 
 DOCS_PER_PAGE = 50
 
@@ -34,8 +34,9 @@ def corpus_detail(request, name):
         )
     page = Paginator(documents.order_by("doc_id"), DOCS_PER_PAGE).get_page(request.GET.get("page"))
     uploads = corpus.uploads.select_related("source", "uploaded_by")
+    corpus_runs = corpus.runs.select_related("started_by")
     return render(request, "screening/corpus_detail.html", {
-        "corpus": corpus, "page": page, "query": query, "uploads": uploads,
+        "corpus": corpus, "page": page, "query": query, "uploads": uploads, "runs": corpus_runs,
         "form": UploadForm(initial={"corpus": corpus.name}),
     })
 
@@ -85,3 +86,73 @@ def upload_status(request, pk):
 def document_detail(request, pk):
     document = get_object_or_404(Document.objects.select_related("corpus", "upload__source"), pk=pk)
     return render(request, "screening/document_detail.html", {"document": document})
+
+
+QUEUE_DOWN = "the job queue (Redis) is not reachable"
+
+
+@require_POST
+@permission_required(START_RUN)
+def run_start(request, name):
+    corpus = get_object_or_404(Corpus, name=name)
+    try:
+        run = runs.run_create(corpus=corpus, exact=request.POST.get("exact") == "on", user=request.user)
+    except runs.RunRefused as error:
+        messages.error(request, f"Run not started: {error}")
+        return redirect(corpus)
+    try:
+        runs.run_enqueue(run=run)
+    except (redis.RedisError, OSError, RuntimeError) as error:
+        runs.run_fail(run_id=run.pk, error=f"{QUEUE_DOWN}: {error}")
+        messages.error(request, f"The run could not be queued: {QUEUE_DOWN}. Use “Run again” when it is back.")
+    return redirect(run)
+
+
+@require_POST
+@permission_required(START_RUN)
+def run_retry(request, pk):
+    run = get_object_or_404(ScreeningRun, pk=pk)
+    try:
+        runs.run_retry(run=run)
+    except runs.RunRefused as error:
+        messages.error(request, str(error))
+    except (redis.RedisError, OSError, RuntimeError) as error:
+        runs.run_fail(run_id=run.pk, error=f"{QUEUE_DOWN}: {error}")
+        messages.error(request, f"The run could not be queued: {QUEUE_DOWN}.")
+    return redirect(run)
+
+
+@require_GET
+def run_detail(request, pk):
+    run = get_object_or_404(ScreeningRun.objects.select_related("corpus", "started_by"), pk=pk)
+    return render(request, "screening/run_detail.html", {
+        "run": run, "summary": runs.run_summary(run), "state": progress.read("run", run.pk) if run.is_active else None,
+    })
+
+
+@require_GET
+def run_status(request, pk):
+    run = get_object_or_404(ScreeningRun, pk=pk)
+    state = (progress.read("run", run.pk) or {}) if run.is_active else {}
+    return JsonResponse({
+        "status": run.status, "active": run.is_active,
+        "fraction": 1.0 if not run.is_active else state.get("fraction", 0.0), "stage": state.get("stage", ""),
+    })
+
+
+GROUPS_PER_PAGE = 25
+
+
+@require_GET
+def exact_groups(request, pk):
+    run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=pk)
+    if run.status != ScreeningRun.Status.COMPLETE:
+        messages.info(request, f"Run {run.pk} is {run.status}: its results appear when it is complete.")
+        return redirect(run)
+    groups = (
+        run.exact_groups.select_related("representative")
+        .prefetch_related(Prefetch("members", queryset=ExactGroupMember.objects.select_related("document")))
+        .order_by("-size", "representative__doc_id")
+    )
+    page = Paginator(groups, GROUPS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "screening/exact_groups.html", {"run": run, "page": page})

@@ -100,3 +100,20 @@ def write(tmp_path):
 def _own_sources_dir(settings, tmp_path):
     """Each test stores sources in its own folder, so a tampering test cannot leak into another."""
     settings.SOURCES_DIR = tmp_path / "sources"
+
+
+@pytest.fixture
+def import_records(db):
+    """Import records (dicts) into a corpus through the upload service; return the upload."""
+    import json
+
+    from screening import services
+
+    def _import(corpus: str, records: list[dict], name: str = "records.jsonl"):
+        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+        upload = services.upload_create(corpus_name=corpus, chunks=[data], size=len(data), original_name=name)
+        upload = services.upload_process(upload=upload)
+        assert upload.status == "complete", upload.problems
+        return upload
+
+    return _import

@@ -11,7 +11,8 @@
         .then(function (state) {
           bar.querySelector("progress").value = state.fraction;
           bar.querySelector(".label").textContent =
-            state.status + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "");
+            state.status + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "") +
+            (state.stage ? " — " + state.stage : "");
           if (state.active) pending += 1;
         })
         .catch(function () { pending += 1; });

@@ -1,0 +1,198 @@
+"""Screening-run services: start, execute (exact pass), fail, retry, export."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable, Iterator
+from importlib import metadata
+
+import django
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+import dedup_site
+from screening.engine import contract
+from screening.models import CandidatePair, Corpus, Document, ExactGroup, ExactGroupMember, ScreeningRun, Upload
+
+Progress = Callable[[float, str], None]
+READ_BATCH = 2000
+WRITE_BATCH = 5000
+PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id"]
+
+
+class RunRefused(Exception):
+    """A run cannot be started as asked (no documents, no pass chosen...)."""
+
+
+def library_versions() -> dict[str, str]:
+    return {
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "datasketch": metadata.version("datasketch"),
+        "rq": metadata.version("rq"),
+    }
+
+
+def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, config: dict | None = None,
+               user=None) -> ScreeningRun:
+    """Record a queued run with its configuration, versions and input manifest (not yet enqueued)."""
+    if not (exact or near):
+        raise RunRefused("choose at least one pass (exact or near)")
+    uploads = (
+        Upload.objects.filter(corpus=corpus, status=Upload.Status.COMPLETE)
+        .select_related("source").order_by("pk")
+    )
+    manifest = [
+        {"upload": u.pk, "name": u.original_name, "sha256": u.source.sha256, "documents": u.document_count}
+        for u in uploads
+    ]
+    if not any(entry["documents"] for entry in manifest):
+        raise RunRefused(f"corpus {corpus.name} has no imported documents yet")
+    return ScreeningRun.objects.create(
+        corpus=corpus, exact=exact, near=near, config=dict(config or {}, passes=["exact"] * exact + ["near"] * near),
+        contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
+        manifest=manifest, started_by=user,
+    )
+
+
+def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
+    from rq import Callback
+
+    from dedup_site.queues import get_queue
+
+    job = get_queue().enqueue(
+        "screening.jobs.run_job", run.pk, on_failure=Callback("screening.jobs.run_job_failed"),
+        job_timeout=settings.RQ_JOB_TIMEOUT,
+    )
+    ScreeningRun.objects.filter(pk=run.pk).update(job_id=job.id)
+    run.job_id = job.id
+    return run
+
+
+def run_start(*, corpus: Corpus, exact: bool = True, near: bool = False, config: dict | None = None,
+              user=None) -> ScreeningRun:
+    run = run_create(corpus=corpus, exact=exact, near=near, config=config, user=user)
+    return run_enqueue(run=run)
+
+
+def run_retry(*, run: ScreeningRun) -> ScreeningRun:
+    """Queue a failed run again. It has no results (they are written only on success)."""
+    if run.status != ScreeningRun.Status.FAILED:
+        raise RunRefused(f"run {run.pk} is {run.status}; only a failed run can be run again")
+    ScreeningRun.objects.filter(pk=run.pk).update(status=ScreeningRun.Status.QUEUED, error="", finished_at=None)
+    run.refresh_from_db()
+    return run_enqueue(run=run)
+
+
+def run_fail(*, run_id: int, error: str) -> None:
+    ScreeningRun.objects.filter(pk=run_id).exclude(status=ScreeningRun.Status.COMPLETE).update(
+        status=ScreeningRun.Status.FAILED, finished_at=timezone.now(), error=error[:10000]
+    )
+
+
+def _documents(run: ScreeningRun):
+    return Document.objects.filter(corpus=run.corpus, upload_id__in=run.upload_ids)
+
+
+def exact_pass(run: ScreeningRun, on_progress: Progress) -> tuple[list[contract.Group], int]:
+    """Group the run's documents by doc-content-v1, holding only digests of all documents in memory.
+
+    Returns the groups of two or more members and the number of singleton documents.
+    """
+    total = _documents(run).count()
+    buckets: dict[str, list[int]] = {}
+    rows = _documents(run).order_by("pk").values_list("pk", "language", "title", "body")
+    for i, (pk, language, title, body) in enumerate(rows.iterator(chunk_size=READ_BATCH), start=1):
+        payload = contract.content_bytes(language, title, body)
+        buckets.setdefault(contract.sha256_hex(payload), []).append(pk)
+        if i % READ_BATCH == 0:
+            on_progress(0.8 * i / total, "exact: hashing")
+    singletons = sum(1 for pks in buckets.values() if len(pks) == 1)
+    groups: list[contract.Group] = []
+    shared = [pks for pks in buckets.values() if len(pks) > 1]
+    for pks in shared:
+        # Same digest: the contract compares the full bytes and picks the representative.
+        records = Document.objects.filter(pk__in=pks).values("doc_id", "source_id", "language", "title", "body")
+        for group in contract.group_records(records):
+            if len(group.members) > 1:
+                groups.append(group)
+            else:
+                singletons += 1
+    groups.sort(key=lambda g: (-len(g.members), g.representative))
+    return groups, singletons
+
+
+def _publish_exact(run: ScreeningRun, groups: list[contract.Group]) -> int:
+    ids = dict(
+        _documents(run).filter(doc_id__in=[m.doc_id for g in groups for m in g.members]).values_list("doc_id", "pk")
+    ) if groups else {}
+    pairs = []
+    for group in groups:
+        rep = ids[group.representative]
+        row = ExactGroup.objects.create(run=run, representative_id=rep, sha256=group.digest, length=group.length,
+                                        size=len(group.members))
+        ExactGroupMember.objects.bulk_create(
+            ExactGroupMember(group=row, document_id=ids[m.doc_id], position=i) for i, m in enumerate(group.members)
+        )
+        pairs.extend(
+            CandidatePair(run=run, left_id=ids[m.doc_id], right_id=rep, pass_name=CandidatePair.Pass.EXACT,
+                          jaccard=1.0)
+            for m in group.members[1:]
+        )
+    CandidatePair.objects.bulk_create(pairs, batch_size=WRITE_BATCH)
+    return len(pairs)
+
+
+def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
+    """Do the run's passes and publish every result at once, with the status, in one transaction."""
+    report = on_progress or (lambda fraction, stage: None)
+    if run.status == ScreeningRun.Status.COMPLETE:
+        return run  # a retried job must not publish twice
+    ScreeningRun.objects.filter(pk=run.pk).update(
+        status=ScreeningRun.Status.RUNNING, started_at=timezone.now(), error="", attempts=F("attempts") + 1
+    )
+    stats: dict = {"documents": _documents(run).count()}
+    groups: list[contract.Group] = []
+    if run.exact:
+        groups, singletons = exact_pass(run, report)
+        stats.update(exact_groups=len(groups), exact_grouped_documents=sum(len(g.members) for g in groups),
+                     exact_singletons=singletons)
+    report(0.9, "publishing")
+    with transaction.atomic():
+        stats["exact_pairs"] = _publish_exact(run, groups) if run.exact else 0
+        ScreeningRun.objects.filter(pk=run.pk).update(
+            status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
+        )
+    report(1.0, "complete")
+    run.refresh_from_db()
+    return run
+
+
+def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
+    """The run's candidate pairs as CSV rows (PAIR_COLUMNS), in a fixed order."""
+    pairs = (
+        CandidatePair.objects.filter(run=run)
+        .order_by("pass_name", "-jaccard", "left__doc_id", "right__doc_id")
+        .values_list("left__doc_id", "right__doc_id", "pass_name", "jaccard", "minhash_estimate",
+                     "left__source_id", "right__source_id")
+    )
+    for left, right, pass_name, jaccard, estimate, left_source, right_source in pairs.iterator(chunk_size=5000):
+        yield [left, right, pass_name, repr(float(jaccard)), "" if estimate is None else repr(float(estimate)),
+               left_source, right_source]
+
+
+def run_summary(run: ScreeningRun) -> str:
+    s = run.stats
+    if run.status == ScreeningRun.Status.FAILED:
+        return f"run {run.pk} failed: {run.error.strip().splitlines()[-1] if run.error else 'unknown error'}"
+    if run.status != ScreeningRun.Status.COMPLETE:
+        return f"run {run.pk} is {run.status}"
+    parts = [f"run {run.pk} complete: {s.get('documents', 0)} documents"]
+    if run.exact:
+        parts.append(
+            f"exact pass: {s.get('exact_groups', 0)} groups of 2+ covering {s.get('exact_grouped_documents', 0)} "
+            f"documents, {s.get('exact_singletons', 0)} singletons, {s.get('exact_pairs', 0)} candidate pairs"
+        )
+    return "; ".join(parts)

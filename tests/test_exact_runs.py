@@ -1,0 +1,225 @@
+"""Screening runs with the exact pass: on a real worker, the groups page, export_pairs, failures."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection
+from django.urls import reverse
+
+from screening import runs
+from screening.engine import contract
+from screening.models import CandidatePair, Corpus, ExactGroup, ScreeningRun
+from tests.seeds import SEED000, SEED000_A_SHA256, SEED001
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start(admin_client, corpus="seed"):
+    response = admin_client.post(reverse("screening:run_start", args=[corpus]), {"exact": "on"})
+    assert response.status_code == 302
+    return ScreeningRun.objects.latest("pk")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_on_a_worker_shows_the_seed_groups(admin_client, import_records, run_worker):
+    import_records("seed", SEED000, "seed000.jsonl")
+    run = start(admin_client)
+    assert run.status == "queued" and run.job_id
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == "complete", run.error
+    assert run.stats == {"documents": 3, "exact_groups": 1, "exact_grouped_documents": 2, "exact_singletons": 1,
+                         "exact_pairs": 1}
+    group = ExactGroup.objects.get(run=run)
+    assert (group.representative.doc_id, group.sha256, group.length, group.size) == ("A", SEED000_A_SHA256, 83, 2)
+    assert [(m.document.doc_id, m.document.source_id) for m in group.members.all()] == [("A", "Ref1"), ("B", "Ref2")]
+    page = admin_client.get(reverse("screening:exact_groups", args=[run.pk])).content.decode()
+    assert SEED000_A_SHA256 in page and "83 content bytes" in page and "Ref2" in page
+    assert "1 document stand alone" in page
+    (pair,) = CandidatePair.objects.filter(run=run)
+    assert (pair.left.doc_id, pair.right.doc_id, pair.pass_name, pair.jaccard, pair.minhash_estimate) == (
+        "B", "A", "exact", 1.0, None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_page_records_configuration_versions_and_manifest(admin_client, admin_user, import_records, run_worker):
+    upload = import_records("seed", SEED000, "seed000.jsonl")
+    run = start(admin_client)
+    run_worker()
+    run.refresh_from_db()
+    assert run.contract == "doc-content-v1" and run.started_by == admin_user
+    assert set(run.versions) == {"python", "django", "datasketch", "rq"}
+    assert run.manifest == [{"upload": upload.pk, "name": "seed000.jsonl", "sha256": upload.source.sha256,
+                             "documents": 3}]
+    page = admin_client.get(run.get_absolute_url()).content.decode()
+    for text in ("doc-content-v1", run.versions["datasketch"], run.versions["rq"], run.versions["django"],
+                 upload.source.sha256, "alice-admin", "Exact groups (1)"):
+        assert text in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_page_shows_a_progress_bar_while_queued(admin_client, import_records, queue):
+    import_records("seed", SEED000)
+    run = start(admin_client)
+    page = admin_client.get(run.get_absolute_url()).content.decode()
+    assert f'data-status-url="{reverse("screening:run_status", args=[run.pk])}"' in page and "<progress" in page
+    assert admin_client.get(reverse("screening:run_status", args=[run.pk])).json()["status"] == "queued"
+    # No results before completion.
+    assert admin_client.get(reverse("screening:exact_groups", args=[run.pk])).status_code == 302
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_job_raises_is_failed_and_shows_nothing(admin_client, import_records, run_worker, monkeypatch):
+    import_records("seed", SEED000)
+    original = runs._publish_exact
+
+    def publish_then_fail(run, groups):
+        original(run, groups)  # rows written inside the transaction...
+        raise RuntimeError("disk full while publishing")  # ...and rolled back
+
+    monkeypatch.setattr(runs, "_publish_exact", publish_then_fail)
+    run = start(admin_client)
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == "failed" and "disk full while publishing" in run.error
+    assert not ExactGroup.objects.filter(run=run).exists() and not CandidatePair.objects.filter(run=run).exists()
+    page = admin_client.get(run.get_absolute_url()).content.decode()
+    assert "This run failed; it shows no results." in page and "Run again" in page
+
+    monkeypatch.setattr(runs, "_publish_exact", original)
+    admin_client.post(reverse("screening:run_retry", args=[run.pk]))
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == "complete" and run.attempts == 2
+    assert ExactGroup.objects.filter(run=run).count() == 1
+
+
+@pytest.mark.django_db
+def test_only_a_failed_run_can_be_retried(admin_user, import_records):
+    import_records("seed", SEED000)
+    run = runs.run_create(corpus=Corpus.objects.get(name="seed"))
+    with pytest.raises(runs.RunRefused, match="only a failed run"):
+        runs.run_retry(run=run)
+
+
+@pytest.mark.django_db
+def test_a_corpus_without_documents_cannot_be_screened(admin_user):
+    corpus = Corpus.objects.create(name="empty")
+    with pytest.raises(runs.RunRefused, match="has no imported documents"):
+        runs.run_create(corpus=corpus)
+
+
+@pytest.mark.django_db
+def test_two_runs_on_the_same_corpus_give_the_same_results(import_records):
+    import_records("mix", SEED000 + [dict(r, doc_id=f"z{r['doc_id']}") for r in SEED000]
+                   + [dict(r, doc_id=f"zh-{r['doc_id']}") for r in SEED001])
+    corpus = Corpus.objects.get(name="mix")
+    first = runs.run_execute(run=runs.run_create(corpus=corpus))
+    second = runs.run_execute(run=runs.run_create(corpus=corpus))
+    assert list(runs.pair_rows(first)) == list(runs.pair_rows(second))
+    assert first.stats == second.stats == {"documents": 11, "exact_groups": 2, "exact_grouped_documents": 6,
+                                           "exact_singletons": 5, "exact_pairs": 4}
+
+
+@pytest.mark.django_db
+def test_groups_match_the_plain_contract_module(import_records):
+    records = [dict(r, doc_id=f"d{i:03}", source_id=f"s{i % 4}", body=f"{r['body']}{i % 3}")
+               for i, r in enumerate(SEED000 * 10)]
+    import_records("gen", records)
+    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="gen")))
+    expected = [g for g in contract.group_records(records) if len(g.members) > 1]
+    stored = [(g.representative.doc_id, [m.document.doc_id for m in g.members.all()]) for g in
+              ExactGroup.objects.filter(run=run).order_by("representative__doc_id")]
+    assert stored == sorted((g.representative, [m.doc_id for m in g.members]) for g in expected)
+
+
+@pytest.mark.django_db
+def test_run_covers_only_uploads_in_its_manifest(import_records):
+    import_records("seed", SEED000[:2], "first.jsonl")
+    run = runs.run_create(corpus=Corpus.objects.get(name="seed"))
+    import_records("seed", [dict(SEED000[0], doc_id="late")], "late.jsonl")
+    run = runs.run_execute(run=run)
+    assert run.stats["documents"] == 2 and run.stats["exact_grouped_documents"] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_screen_sync_and_export_pairs(import_records, queue, tmp_path, capsys):
+    import_records("seed", SEED000)
+    call_command("screen", "--corpus", "seed", "--exact", "--sync")
+    out = capsys.readouterr().out
+    run = ScreeningRun.objects.get()
+    assert f"run {run.pk}\n" in out
+    assert "exact pass: 1 groups of 2+ covering 2 documents, 1 singletons, 1 candidate pairs" in out
+    target = tmp_path / "pairs.csv"
+    call_command("export_pairs", str(run.pk), "--out", str(target))
+    with open(target, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows == [
+        ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id"],
+        ["B", "A", "exact", "1.0", "", "Ref2", "Ref1"],
+    ]
+
+
+@pytest.mark.django_db
+def test_export_pairs_refuses_an_incomplete_run(import_records, tmp_path):
+    import_records("seed", SEED000)
+    run = runs.run_create(corpus=Corpus.objects.get(name="seed"))
+    with pytest.raises(CommandError, match="only a complete run"):
+        call_command("export_pairs", str(run.pk), "--out", str(tmp_path / "x.csv"))
+
+
+def _subprocess_env() -> dict:
+    """Settings for a worker process that must use this test's database and Redis."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        url = f"sqlite:///{db['NAME']}"
+    else:
+        url = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="dedup_site.settings")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_screen_wait_blocks_until_a_worker_process_finishes(import_records, queue, capsys):
+    import_records("seed", SEED000)
+    worker = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=_subprocess_env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        call_command("screen", "--corpus", "seed", "--exact", "--wait")
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert "exact pass: 1 groups of 2+" in capsys.readouterr().out
+    assert ScreeningRun.objects.get().status == "complete"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_screen_sync_exits_non_zero_when_the_run_fails(import_records, queue, monkeypatch):
+    import_records("seed", SEED000)
+
+    def broken(run, on_progress):
+        raise ValueError("forced failure")
+
+    monkeypatch.setattr(runs, "exact_pass", broken)
+    with pytest.raises(CommandError, match="failed: ValueError: forced failure"):
+        call_command("screen", "--corpus", "seed", "--exact", "--sync")
+
+
+@pytest.mark.django_db
+def test_editor_cannot_start_a_run(editor_client, import_records):
+    import_records("seed", SEED000)
+    response = editor_client.post(reverse("screening:run_start", args=["seed"]), {"exact": "on"})
+    assert response.status_code == 403 and not ScreeningRun.objects.exists()
+
+
+def test_seed_sha_is_what_hashlib_says():
+    a = SEED000[0]
+    assert hashlib.sha256(contract.content_bytes("fa", a["title"], a["body"])).hexdigest() == SEED000_A_SHA256
