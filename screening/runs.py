@@ -96,10 +96,11 @@ def _documents(run: ScreeningRun):
     return Document.objects.filter(corpus=run.corpus, upload_id__in=run.upload_ids)
 
 
-def exact_pass(run: ScreeningRun, on_progress: Progress) -> tuple[list[contract.Group], int]:
+def exact_pass(run: ScreeningRun, on_progress: Progress) -> tuple[list[contract.Group], int, dict[str, int]]:
     """Group the run's documents by doc-content-v1, holding only digests of all documents in memory.
 
-    Returns the groups of two or more members and the number of singleton documents.
+    Returns the groups of two or more members, the number of singleton documents, and the document pk of
+    every grouped doc_id.
     """
     total = _documents(run).count()
     buckets: dict[str, list[int]] = {}
@@ -109,39 +110,47 @@ def exact_pass(run: ScreeningRun, on_progress: Progress) -> tuple[list[contract.
         buckets.setdefault(contract.sha256_hex(payload), []).append(pk)
         if i % READ_BATCH == 0:
             on_progress(0.8 * i / total, "exact: hashing")
-    singletons = sum(1 for pks in buckets.values() if len(pks) == 1)
-    groups: list[contract.Group] = []
     shared = [pks for pks in buckets.values() if len(pks) > 1]
+    singletons = len(buckets) - len(shared)
+    del buckets
+    # Only documents that share a digest are read again, in batches, for the full-bytes comparison.
+    records: dict[int, dict] = {}
+    wanted = [pk for pks in shared for pk in pks]
+    for start in range(0, len(wanted), READ_BATCH):
+        chunk = wanted[start : start + READ_BATCH]
+        for row in Document.objects.filter(pk__in=chunk).values("pk", "doc_id", "source_id", "language", "title",
+                                                                 "body"):
+            records[row.pop("pk")] = row
+    doc_pks = {records[pk]["doc_id"]: pk for pk in wanted}
+    groups: list[contract.Group] = []
     for pks in shared:
         # Same digest: the contract compares the full bytes and picks the representative.
-        records = Document.objects.filter(pk__in=pks).values("doc_id", "source_id", "language", "title", "body")
-        for group in contract.group_records(records):
+        for group in contract.group_records(records[pk] for pk in pks):
             if len(group.members) > 1:
                 groups.append(group)
             else:
                 singletons += 1
     groups.sort(key=lambda g: (-len(g.members), g.representative))
-    return groups, singletons
+    return groups, singletons, doc_pks
 
 
-def _publish_exact(run: ScreeningRun, groups: list[contract.Group]) -> int:
-    ids = dict(
-        _documents(run).filter(doc_id__in=[m.doc_id for g in groups for m in g.members]).values_list("doc_id", "pk")
-    ) if groups else {}
-    pairs = []
-    for group in groups:
-        rep = ids[group.representative]
-        row = ExactGroup.objects.create(run=run, representative_id=rep, sha256=group.digest, length=group.length,
-                                        size=len(group.members))
-        ExactGroupMember.objects.bulk_create(
-            ExactGroupMember(group=row, document_id=ids[m.doc_id], position=i) for i, m in enumerate(group.members)
-        )
-        pairs.extend(
-            CandidatePair(run=run, left_id=ids[m.doc_id], right_id=rep, pass_name=CandidatePair.Pass.EXACT,
-                          jaccard=1.0)
-            for m in group.members[1:]
-        )
-    CandidatePair.objects.bulk_create(pairs, batch_size=WRITE_BATCH)
+def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dict[str, int]) -> int:
+    rows = ExactGroup.objects.bulk_create(
+        (ExactGroup(run=run, representative_id=doc_pks[g.representative], sha256=g.digest, length=g.length,
+                    size=len(g.members)) for g in groups),
+        batch_size=WRITE_BATCH,
+    )
+    ExactGroupMember.objects.bulk_create(
+        (ExactGroupMember(group=row, document_id=doc_pks[m.doc_id], position=i)
+         for row, g in zip(rows, groups, strict=True) for i, m in enumerate(g.members)),
+        batch_size=WRITE_BATCH,
+    )
+    pairs = CandidatePair.objects.bulk_create(
+        (CandidatePair(run=run, left_id=doc_pks[m.doc_id], right_id=doc_pks[g.representative],
+                       pass_name=CandidatePair.Pass.EXACT, jaccard=1.0)
+         for g in groups for m in g.members[1:]),
+        batch_size=WRITE_BATCH,
+    )
     return len(pairs)
 
 
@@ -155,13 +164,14 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
     )
     stats: dict = {"documents": _documents(run).count()}
     groups: list[contract.Group] = []
+    doc_pks: dict[str, int] = {}
     if run.exact:
-        groups, singletons = exact_pass(run, report)
+        groups, singletons, doc_pks = exact_pass(run, report)
         stats.update(exact_groups=len(groups), exact_grouped_documents=sum(len(g.members) for g in groups),
                      exact_singletons=singletons)
     report(0.9, "publishing")
     with transaction.atomic():
-        stats["exact_pairs"] = _publish_exact(run, groups) if run.exact else 0
+        stats["exact_pairs"] = _publish_exact(run, groups, doc_pks) if run.exact else 0
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )
