@@ -188,9 +188,45 @@ class CandidatePair(models.Model):
     pass_name = models.CharField(max_length=8, choices=Pass.choices)
     jaccard = models.FloatField()
     minhash_estimate = models.FloatField(null=True, blank=True)
+    template_share = models.FloatField(null=True, blank=True)
+    jaccard_without_template = models.FloatField(null=True, blank=True)
+    cluster = models.IntegerField(null=True, blank=True, help_text="cluster number in the run, by size")
+    status = models.CharField(max_length=24, default="pending")
     suggestion = models.CharField(max_length=40, default="review_both_keep_originals")
 
     class Meta:
         ordering = ["-jaccard", "pk"]
         constraints = [models.UniqueConstraint(fields=["run", "left", "right"], name="unique_pair_per_run")]
-        indexes = [models.Index(fields=["run", "-jaccard"])]
+        indexes = [models.Index(fields=["run", "-jaccard"]), models.Index(fields=["run", "cluster"])]
+
+    def get_absolute_url(self) -> str:
+        return reverse("screening:pair_detail", args=[self.pk])
+
+
+class Cluster(models.Model):
+    """A connected component of a run's pairs at or above its review threshold."""
+
+    run = models.ForeignKey(ScreeningRun, on_delete=models.PROTECT, related_name="clusters")
+    number = models.IntegerField()
+    size = models.IntegerField()
+    members = models.JSONField(help_text="[[document pk, doc_id], ...] in doc_id order")
+
+    class Meta:
+        ordering = ["number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="unique_cluster_number")]
+
+
+class DocumentSignature(models.Model):
+    """A document's MinHash signature under one configuration (datasketch LeanMinHash bytes), kept for later
+    runs, evaluation and explanation. Empty `values` means the document has no shingle."""
+
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="signatures")
+    key = models.CharField(max_length=200, help_text="policy|shingle|num_perm|seed|scheme")
+    seed = models.BigIntegerField()
+    scheme = models.CharField(max_length=16)
+    shingle_count = models.IntegerField()
+    values = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "key"], name="unique_signature_per_key")]

@@ -13,8 +13,19 @@ from django.db.models import F
 from django.utils import timezone
 
 import dedup_site
-from screening.engine import contract
-from screening.models import CandidatePair, Corpus, Document, ExactGroup, ExactGroupMember, ScreeningRun, Upload
+from screening import near
+from screening.engine import cluster, contract
+from screening.engine.near import NearConfig
+from screening.models import (
+    CandidatePair,
+    Cluster,
+    Corpus,
+    Document,
+    ExactGroup,
+    ExactGroupMember,
+    ScreeningRun,
+    Upload,
+)
 
 Progress = Callable[[float, str], None]
 READ_BATCH = 2000
@@ -35,11 +46,17 @@ def library_versions() -> dict[str, str]:
     }
 
 
-def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, config: dict | None = None,
+def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
                user=None) -> ScreeningRun:
     """Record a queued run with its configuration, versions and input manifest (not yet enqueued)."""
     if not (exact or near):
         raise RunRefused("choose at least one pass (exact or near)")
+    config: dict = {"passes": ["exact"] * exact + ["near"] * near}
+    if near:
+        try:
+            config["near"] = (near_config or NearConfig()).resolved().as_dict()
+        except ValueError as error:
+            raise RunRefused(str(error)) from error
     uploads = (
         Upload.objects.filter(corpus=corpus, status=Upload.Status.COMPLETE)
         .select_related("source").order_by("pk")
@@ -51,7 +68,7 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, config
     if not any(entry["documents"] for entry in manifest):
         raise RunRefused(f"corpus {corpus.name} has no imported documents yet")
     return ScreeningRun.objects.create(
-        corpus=corpus, exact=exact, near=near, config=dict(config or {}, passes=["exact"] * exact + ["near"] * near),
+        corpus=corpus, exact=exact, near=near, config=config,
         contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
         manifest=manifest, started_by=user,
     )
@@ -71,9 +88,9 @@ def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
     return run
 
 
-def run_start(*, corpus: Corpus, exact: bool = True, near: bool = False, config: dict | None = None,
+def run_start(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
               user=None) -> ScreeningRun:
-    run = run_create(corpus=corpus, exact=exact, near=near, config=config, user=user)
+    run = run_create(corpus=corpus, exact=exact, near=near, near_config=near_config, user=user)
     return run_enqueue(run=run)
 
 
@@ -154,6 +171,10 @@ def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dic
     return len(pairs)
 
 
+def near_config_of(run: ScreeningRun) -> NearConfig:
+    return NearConfig(**run.config["near"])
+
+
 def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
     """Do the run's passes and publish every result at once, with the status, in one transaction."""
     report = on_progress or (lambda fraction, stage: None)
@@ -163,21 +184,66 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
         status=ScreeningRun.Status.RUNNING, started_at=timezone.now(), error="", attempts=F("attempts") + 1
     )
     stats: dict = {"documents": _documents(run).count()}
-    groups: list[contract.Group] = []
-    doc_pks: dict[str, int] = {}
+    # Exact groups are always found: the near pass signs one representative per group.
+    groups, singletons, doc_pks = exact_pass(run, lambda f, stage: report(f, "exact"))
     if run.exact:
-        groups, singletons, doc_pks = exact_pass(run, report)
         stats.update(exact_groups=len(groups), exact_grouped_documents=sum(len(g.members) for g in groups),
                      exact_singletons=singletons)
-    report(0.9, "publishing")
+    near_result = None
+    if run.near:
+        config = near_config_of(run)
+        duplicates = {doc_pks[m.doc_id] for g in groups for m in g.members[1:]}
+        doc_ids = dict(_documents(run).order_by("pk").values_list("pk", "doc_id"))
+        representatives = [pk for pk in doc_ids if pk not in duplicates]
+        near_result = near.near_pass(representatives, doc_ids, config, stats["documents"], report)
+        stats["near"] = near_result.stats
+    report(0.95, "publish")
     with transaction.atomic():
         stats["exact_pairs"] = _publish_exact(run, groups, doc_pks) if run.exact else 0
+        if near_result is not None:
+            _publish_near(run, near_result.pairs)
+        stats["clusters"] = _publish_clusters(run)
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )
     report(1.0, "complete")
     run.refresh_from_db()
     return run
+
+
+def _publish_near(run: ScreeningRun, pairs: list[near.NearPair]) -> None:
+    CandidatePair.objects.bulk_create(
+        (CandidatePair(run=run, left_id=p.left, right_id=p.right, pass_name=CandidatePair.Pass.NEAR,
+                       jaccard=p.jaccard, minhash_estimate=p.estimate, template_share=p.template_share,
+                       jaccard_without_template=p.jaccard_without_template) for p in pairs),
+        batch_size=WRITE_BATCH,
+    )
+
+
+def _publish_clusters(run: ScreeningRun) -> int:
+    """Connected components of the run's pairs at or above the review threshold (exact pairs score 1.0)."""
+    threshold = run.config.get("near", {}).get("threshold", 1.0)
+    edges = list(CandidatePair.objects.filter(run=run, jaccard__gte=threshold).values_list("left_id", "right_id"))
+    parts = cluster.components(edges)
+    doc_ids = {}
+    for chunk_start in range(0, sum(len(c) for c in parts), READ_BATCH):
+        chunk = [pk for c in parts for pk in c][chunk_start : chunk_start + READ_BATCH]
+        doc_ids.update(Document.objects.filter(pk__in=chunk).values_list("pk", "doc_id"))
+    number_of = {}
+    rows = []
+    for number, members in enumerate(parts, start=1):
+        members = sorted(members, key=doc_ids.__getitem__)
+        rows.append(Cluster(run=run, number=number, size=len(members), members=[[pk, doc_ids[pk]] for pk in members]))
+        number_of.update(dict.fromkeys(members, number))
+    Cluster.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    updates = []
+    for pair in CandidatePair.objects.filter(run=run).only("pk", "left_id", "right_id"):
+        number = number_of.get(pair.left_id)
+        if number is not None and number_of.get(pair.right_id) == number:
+            pair.cluster = number
+            updates.append(pair)
+    CandidatePair.objects.bulk_update(updates, ["cluster"], batch_size=WRITE_BATCH)
+    return len(parts)
 
 
 def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
@@ -205,4 +271,12 @@ def run_summary(run: ScreeningRun) -> str:
             f"exact pass: {s.get('exact_groups', 0)} groups of 2+ covering {s.get('exact_grouped_documents', 0)} "
             f"documents, {s.get('exact_singletons', 0)} singletons, {s.get('exact_pairs', 0)} candidate pairs"
         )
+    if run.near:
+        n = s["near"]
+        parts.append(
+            f"near pass: {n['signed']} signed ({n['empty']} without shingles), {n['lsh_candidates']} LSH candidates, "
+            f"{n['stored']} pairs stored (Jaccard >= {run.config['near']['storage_floor']}; {n['below_floor']} below), "
+            f"{n['at_or_above_threshold']} at or above {run.config['near']['threshold']}"
+        )
+    parts.append(f"{s.get('clusters', 0)} clusters")
     return "; ".join(parts)

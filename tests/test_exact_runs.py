@@ -38,13 +38,13 @@ def test_run_on_a_worker_shows_the_seed_groups(admin_client, import_records, run
     run.refresh_from_db()
     assert run.status == "complete", run.error
     assert run.stats == {"documents": 3, "exact_groups": 1, "exact_grouped_documents": 2, "exact_singletons": 1,
-                         "exact_pairs": 1}
+                         "exact_pairs": 1, "clusters": 1}
     group = ExactGroup.objects.get(run=run)
     assert (group.representative.doc_id, group.sha256, group.length, group.size) == ("A", SEED000_A_SHA256, 83, 2)
     assert [(m.document.doc_id, m.document.source_id) for m in group.members.all()] == [("A", "Ref1"), ("B", "Ref2")]
     page = admin_client.get(reverse("screening:exact_groups", args=[run.pk])).content.decode()
     assert SEED000_A_SHA256 in page and "83 content bytes" in page and "Ref2" in page
-    assert "1 document stand alone" in page
+    assert "1 document stands alone" in page
     (pair,) = CandidatePair.objects.filter(run=run)
     assert (pair.left.doc_id, pair.right.doc_id, pair.pass_name, pair.jaccard, pair.minhash_estimate) == (
         "B", "A", "exact", 1.0, None)
@@ -127,7 +127,7 @@ def test_two_runs_on_the_same_corpus_give_the_same_results(import_records):
     second = runs.run_execute(run=runs.run_create(corpus=corpus))
     assert list(runs.pair_rows(first)) == list(runs.pair_rows(second))
     assert first.stats == second.stats == {"documents": 11, "exact_groups": 2, "exact_grouped_documents": 6,
-                                           "exact_singletons": 5, "exact_pairs": 4}
+                                           "exact_singletons": 5, "exact_pairs": 4, "clusters": 2}
 
 
 @pytest.mark.django_db

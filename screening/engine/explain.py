@@ -1,0 +1,71 @@
+"""Why two documents were paired: shared shingles, raw excerpts, template share (no Django imports)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from screening.engine import fast
+from screening.engine.normalize import Policy
+from screening.engine.shingle import ShingleSpec, shingles
+
+MAX_ANCHORS = 8  # positions tried per k-gram: keeps 1 MB documents bounded
+
+
+def shared_shingles(left: str, right: str, policy: Policy, spec: ShingleSpec, limit: int = 20) -> list[str]:
+    return sorted(shingles(left, policy, spec) & shingles(right, policy, spec))[:limit]
+
+
+def common_runs(left: str, right: str, min_len: int) -> list[tuple[int, int, int]]:
+    """Runs of at least `min_len` characters common to both raw texts, as (left_start, right_start, length),
+    in left order and not overlapping on the left. Greedy: anchored on k-grams of the right text, each
+    anchor extended as far as it goes; at most MAX_ANCHORS positions tried per k-gram."""
+    if min_len < 1 or len(left) < min_len or len(right) < min_len:
+        return []
+    index: dict[str, list[int]] = {}
+    for j in range(len(right) - min_len + 1):
+        positions = index.setdefault(right[j : j + min_len], [])
+        if len(positions) < MAX_ANCHORS:
+            positions.append(j)
+    runs = []
+    i = 0
+    while i <= len(left) - min_len:
+        best_len, best_j = 0, -1
+        for j in index.get(left[i : i + min_len], ()):
+            length = min_len
+            while i + length < len(left) and j + length < len(right) and left[i + length] == right[j + length]:
+                length += 1
+            if length > best_len:
+                best_len, best_j = length, j
+        if best_len:
+            runs.append((i, best_j, best_len))
+            i += best_len
+        else:
+            i += 1
+    return runs
+
+
+def raw_excerpts(left: str, right: str, min_len: int, limit: int = 5) -> list[str]:
+    """The first `limit` common runs, taken from the raw left text (never the normalised one)."""
+    return [left[start : start + length] for start, _, length in common_runs(left, right, min_len)[:limit]]
+
+
+def template_hashes(hash_sets: list[np.ndarray], corpus_size: int, share: float, min_docs: int) -> np.ndarray:
+    """Shingle hashes found in at least max(share × documents, min_docs) of the given documents.
+
+    `hash_sets` may be a sample of the corpus (`corpus_size` documents in all); counts are scaled.
+    """
+    if not hash_sets:
+        return np.zeros(0, dtype=np.uint64)
+    values, counts = np.unique(np.concatenate(hash_sets), return_counts=True)
+    scale = corpus_size / len(hash_sets)
+    needed = max(share * corpus_size, min_docs)
+    return values[counts * scale >= needed]
+
+
+def template_scores(left: np.ndarray, right: np.ndarray, template: np.ndarray) -> tuple[float | None, float | None]:
+    """(share of the shared shingles that are template shingles, Jaccard once template shingles are removed)."""
+    shared = np.intersect1d(left, right, assume_unique=True)
+    share = float(np.isin(shared, template).mean()) if shared.size else None
+    left_own = np.setdiff1d(left, template, assume_unique=True)
+    right_own = np.setdiff1d(right, template, assume_unique=True)
+    return share, fast.jaccard(left_own, right_own)

@@ -1,0 +1,130 @@
+"""Compiled kernels (numba) for the hot loops: shingle hashes, MinHash signatures, Jaccard of hash sets.
+
+They compute exactly what the readable reference does: `shingle.shingle_hash64` for every shingle, and
+the signature datasketch `MinHash(num_perm, seed, hashfunc=shingle_hash32)` (scheme affine32) gives for
+the same shingles — tests compare the two value for value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from screening.engine.normalize import Policy
+from screening.engine.shingle import POLY, ShingleSpec
+
+_EMPTY = np.zeros(0, dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def _fmix64(h):
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _window_hashes(cp, starts, ends):
+    """Sorted unique shingle_hash64 of cp[starts[i]:ends[i]] for every i (polynomial hash via prefixes)."""
+    n = cp.shape[0]
+    prefix = np.empty(n + 1, dtype=np.uint64)
+    prefix[0] = 0
+    p = np.uint64(POLY)
+    for i in range(n):
+        prefix[i + 1] = prefix[i] * p + np.uint64(cp[i])
+    longest = 0
+    for i in range(starts.shape[0]):
+        if ends[i] - starts[i] > longest:
+            longest = ends[i] - starts[i]
+    powers = np.empty(longest + 1, dtype=np.uint64)
+    powers[0] = 1
+    for i in range(longest):
+        powers[i + 1] = powers[i] * p
+    out = np.empty(starts.shape[0], dtype=np.uint64)
+    for i in range(starts.shape[0]):
+        left, right = starts[i], ends[i]
+        out[i] = _fmix64(prefix[right] - prefix[left] * powers[right - left])
+    out.sort()
+    if out.shape[0] == 0:
+        return out
+    keep = 1
+    for i in range(1, out.shape[0]):
+        if out[i] != out[keep - 1]:
+            out[keep] = out[i]
+            keep += 1
+    return out[:keep].copy()
+
+
+@njit(cache=True, nogil=True)
+def _minhash32(hashes, a, b):
+    """datasketch affine32: fmix32 of the 32-bit input, then min over a*h+b mod 2^32 per permutation."""
+    num_perm = a.shape[0]
+    mask = np.uint64(0xFFFFFFFF)
+    out = np.full(num_perm, mask, dtype=np.uint64)
+    for i in range(hashes.shape[0]):
+        h = hashes[i] & mask
+        h ^= h >> np.uint64(16)
+        h = (h * np.uint64(0x85EBCA6B)) & mask
+        h ^= h >> np.uint64(13)
+        h = (h * np.uint64(0xC2B2AE35)) & mask
+        h ^= h >> np.uint64(16)
+        for k in range(num_perm):
+            v = (a[k] * h + b[k]) & mask
+            if v < out[k]:
+                out[k] = v
+    return out.astype(np.uint32)
+
+
+@njit(cache=True, nogil=True)
+def intersection_size(x, y):
+    """|x ∩ y| for two sorted arrays of unique values (a merge)."""
+    i = j = count = 0
+    while i < x.shape[0] and j < y.shape[0]:
+        if x[i] == y[j]:
+            count += 1
+            i += 1
+            j += 1
+        elif x[i] < y[j]:
+            i += 1
+        else:
+            j += 1
+    return count
+
+
+def jaccard(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Jaccard of two shingle-hash sets (sorted, unique); None when both are empty."""
+    shared = intersection_size(x, y)
+    union = x.shape[0] + y.shape[0] - shared
+    return shared / union if union else None
+
+
+def _codepoints(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def shingle_hashes(text: str, policy: Policy, spec: ShingleSpec) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the shingle set of a raw text (empty when it has no shingle)."""
+    if spec.kind == "char":
+        normalized = policy.normalize(text)
+        count = len(normalized) - spec.k + 1
+        if count <= 0:
+            return _EMPTY
+        starts = np.arange(count, dtype=np.int64)
+        return _window_hashes(_codepoints(normalized), starts, starts + spec.k)
+    words = policy.words(text)
+    count = len(words) - spec.k + 1
+    if count <= 0:
+        return _EMPTY
+    lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+    word_starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
+    word_ends = word_starts + lengths
+    return _window_hashes(_codepoints(" ".join(words)), word_starts[:count], word_ends[spec.k - 1 :])
+
+
+def signature(hashes: np.ndarray, permutations: np.ndarray) -> np.ndarray:
+    """The MinHash signature (uint32[num_perm]) of a non-empty shingle-hash set."""
+    a, b = permutations
+    return _minhash32(hashes, a.astype(np.uint64), b.astype(np.uint64))

@@ -1,0 +1,97 @@
+"""Near-pass configuration and signature storage format (no Django imports)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+from datasketch import LeanMinHash, MinHash
+
+from screening.engine import lsh
+from screening.engine.normalize import DEFAULT_POLICY, get_policy
+from screening.engine.shingle import ShingleSpec
+
+SCHEME = "affine32"  # datasketch's default since 2.0; the compiled signer implements exactly this one
+BYTEORDER = "<"
+
+
+class SchemeMismatch(ValueError):
+    """Signatures of different datasketch schemes, seeds or sizes must never be compared."""
+
+
+@dataclass(frozen=True)
+class NearConfig:
+    policy: str = DEFAULT_POLICY
+    shingle: str = "char:5"
+    num_perm: int = 128
+    seed: int = 1
+    scheme: str = SCHEME
+    threshold: float = 0.7
+    bands: int | None = None
+    rows: int | None = None
+    storage_floor: float = 0.3
+    template_share: float = 0.02
+    template_min_docs: int = 10
+
+    def resolved(self) -> NearConfig:
+        """Validated, with (b, r) chosen for the threshold unless both were given."""
+        get_policy(self.policy)
+        ShingleSpec.parse(self.shingle)
+        if self.scheme != SCHEME:
+            raise ValueError(f"datasketch scheme {self.scheme!r} is not supported; use {SCHEME!r}")
+        if not 1 <= self.num_perm <= 1024:
+            raise ValueError("num_perm must be 1-1024")
+        if not 0 < self.threshold <= 1 or not 0 <= self.storage_floor <= self.threshold:
+            raise ValueError("need 0 < threshold <= 1 and 0 <= storage floor <= threshold")
+        if (self.bands is None) != (self.rows is None):
+            raise ValueError("give both bands and rows, or neither")
+        if self.bands is None:
+            bands, rows = lsh.choose_bands(self.num_perm, self.threshold)
+            return replace(self, bands=bands, rows=rows)
+        lsh.check_bands(self.num_perm, self.bands, self.rows)
+        return self
+
+    @property
+    def spec(self) -> ShingleSpec:
+        return ShingleSpec.parse(self.shingle)
+
+    @property
+    def probability_at_threshold(self) -> float:
+        return lsh.candidate_probability(self.threshold, self.bands, self.rows)
+
+    @property
+    def signature_key(self) -> str:
+        """What a stored signature depends on; signatures with different keys are never mixed."""
+        return f"{self.policy}|{self.shingle}|{self.num_perm}|{self.seed}|{self.scheme}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@functools.lru_cache(maxsize=8)
+def permutations(num_perm: int, seed: int, scheme: str = SCHEME) -> np.ndarray:
+    """datasketch's own permutation parameters for (num_perm, seed, scheme)."""
+    return MinHash(num_perm=num_perm, seed=seed, scheme=scheme).permutations
+
+
+def to_bytes(values: np.ndarray, config: NearConfig) -> bytes:
+    lean = LeanMinHash(seed=config.seed, hashvalues=values, scheme=config.scheme)
+    buf = bytearray(lean.bytesize(BYTEORDER))
+    lean.serialize(buf, BYTEORDER)
+    return bytes(buf)
+
+
+def from_bytes(data: bytes, config: NearConfig) -> np.ndarray:
+    """The hash values of a stored LeanMinHash, refused unless its scheme, seed and size match."""
+    lean = LeanMinHash.deserialize(data, BYTEORDER)
+    if (lean.scheme, lean.seed, len(lean)) != (config.scheme, config.seed, config.num_perm):
+        raise SchemeMismatch(
+            f"stored signature has scheme {lean.scheme!r}, seed {lean.seed}, {len(lean)} permutations; "
+            f"this run uses scheme {config.scheme!r}, seed {config.seed}, {config.num_perm}"
+        )
+    return np.asarray(lean.hashvalues, dtype=np.uint32)
+
+
+def estimate(left: np.ndarray, right: np.ndarray) -> float:
+    return float(np.count_nonzero(left == right)) / left.shape[0]

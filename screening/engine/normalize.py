@@ -1,0 +1,71 @@
+"""Named, versioned normalisation policies (pure functions). The raw body is never replaced.
+
+A policy turns raw text into the *normalised text* that character shingles are cut from (only
+`str.isalnum()` characters survive), and into *words* for word shingles (runs of such characters).
+Changing what a policy does means a new name: runs record the name, so their results stay explainable.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# `\w` is exactly str.isalnum() plus "_" (CPython's definition), so this keeps isalnum() characters.
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+_PERSIAN_ARABIC = str.maketrans({
+    "ي": "ی",  # Arabic yeh -> Persian yeh
+    "ى": "ی",  # alef maksura -> Persian yeh
+    "ك": "ک",  # Arabic kaf -> Persian keheh
+    "\u200c": None,  # zero-width non-joiner
+    "\u0640": None,  # tatweel
+    **{chr(0x0660 + d): str(d) for d in range(10)},  # Arabic-Indic digits
+    **{chr(0x06F0 + d): str(d) for d in range(10)},  # Persian (extended Arabic-Indic) digits
+})
+
+
+def _nfkc_casefold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _persian_arabic_fold(text: str) -> str:
+    # Fold before NFKC too: NFKC maps some presentation forms onto the Arabic letters folded here.
+    return _nfkc_casefold(text.translate(_PERSIAN_ARABIC)).translate(_PERSIAN_ARABIC)
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    description: str
+    fold: Callable[[str], str]
+
+    def normalize(self, text: str) -> str:
+        """The normalised text: folded, then only isalnum() characters kept (spaces and punctuation go)."""
+        return _NOT_ALNUM.sub("", self.fold(text))
+
+    def words(self, text: str) -> list[str]:
+        """The folded text's runs of isalnum() characters."""
+        return [w for w in _NOT_ALNUM.split(self.fold(text)) if w]
+
+
+POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy("nfkc-casefold-alnum-v1", "NFKC, casefold, keep only letters and digits (seed 001).", _nfkc_casefold),
+        Policy(
+            "persian-arabic-fold-v1",
+            "As nfkc-casefold-alnum-v1, and ي/ى→ی, ك→ک, Arabic-Indic and Persian digits→0-9, ZWNJ and tatweel dropped.",
+            _persian_arabic_fold,
+        ),
+    )
+}
+DEFAULT_POLICY = "nfkc-casefold-alnum-v1"
+
+
+def get_policy(name: str) -> Policy:
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown normalisation policy {name!r}; known: {', '.join(POLICIES)}") from None

@@ -1,0 +1,77 @@
+"""Shingles as sets, and the 64-bit shingle hash everything else is built on (no Django imports).
+
+Character k-grams are cut from the normalised text; word k-grams are k consecutive words joined by one
+space. Repeats count once. The shingle hash is a polynomial hash over code points mod 2^64 followed by
+the MurmurHash3 64-bit finaliser; `fast.py` computes the same values for whole documents at once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from screening.engine.normalize import Policy
+
+MASK64 = (1 << 64) - 1
+POLY = 0x100000001B3  # odd 64-bit multiplier (the FNV prime)
+SHINGLE_RE = re.compile(r"(char|word):(\d+)")
+
+
+@dataclass(frozen=True)
+class ShingleSpec:
+    kind: str  # "char" | "word"
+    k: int
+
+    @classmethod
+    def parse(cls, text: str) -> ShingleSpec:
+        match = SHINGLE_RE.fullmatch(text or "")
+        if not match:
+            raise ValueError(f"shingle {text!r}: write char:K (K 1-32) or word:K (K 1-8)")
+        kind, k = match[1], int(match[2])
+        if not (1 <= k <= (32 if kind == "char" else 8)):
+            raise ValueError(f"shingle {text!r}: K must be 1-32 for characters, 1-8 for words")
+        return cls(kind, k)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.k}"
+
+
+def char_shingles(normalized: str, k: int) -> set[str]:
+    return {normalized[i : i + k] for i in range(len(normalized) - k + 1)}
+
+
+def word_shingles(words: list[str], k: int) -> set[str]:
+    return {" ".join(words[i : i + k]) for i in range(len(words) - k + 1)}
+
+
+def shingles(text: str, policy: Policy, spec: ShingleSpec) -> set[str]:
+    """The shingle set of a raw text under a policy (the readable reference path)."""
+    if spec.kind == "char":
+        return char_shingles(policy.normalize(text), spec.k)
+    return word_shingles(policy.words(text), spec.k)
+
+
+def fmix64(h: int) -> int:
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & MASK64
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & MASK64
+    return h ^ (h >> 33)
+
+
+def shingle_hash64(shingle: str) -> int:
+    h = 0
+    for c in shingle:
+        h = (h * POLY + ord(c)) & MASK64
+    return fmix64(h)
+
+
+def shingle_hash32(shingle: str) -> int:
+    """The hash datasketch MinHash gets (`hashfunc=`): the low 32 bits of shingle_hash64."""
+    return shingle_hash64(shingle) & 0xFFFFFFFF
+
+
+def jaccard(a: set, b: set) -> float | None:
+    """Exact Jaccard of two sets; None when both are empty (undefined, never 'equal')."""
+    union = len(a | b)
+    return len(a & b) / union if union else None

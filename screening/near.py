@@ -1,0 +1,143 @@
+"""The near pass of a run: sign representatives, band, verify, score templates (database side).
+
+The algorithms live in screening/engine; this module streams documents from the database in batches,
+reuses stored signatures of the same configuration, and returns the verified pairs for the run to publish.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from screening.engine import explain, fast, lsh
+from screening.engine import near as engine
+from screening.engine.normalize import get_policy
+from screening.models import Document, DocumentSignature
+
+BATCH = 1000
+TEMPLATE_SAMPLE = 20_000  # documents whose shingles estimate the corpus-wide frequencies
+HISTOGRAM_BINS = 20  # over [0, 1]
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class NearPair:
+    left: int  # document pk (left has the smaller doc_id)
+    right: int
+    jaccard: float
+    estimate: float
+    template_share: float | None
+    jaccard_without_template: float | None
+
+
+@dataclass
+class NearResult:
+    pairs: list[NearPair] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+
+def _batches(items: list, size: int = BATCH):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _hashes_for(pks: list[int], config: engine.NearConfig) -> dict[int, np.ndarray]:
+    policy, spec = get_policy(config.policy), config.spec
+    out = {}
+    for chunk in _batches(pks):
+        for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):
+            out[pk] = fast.shingle_hashes(body, policy, spec)
+    return out
+
+
+def sign(representatives: list[int], config: engine.NearConfig, report: Progress
+         ) -> tuple[list[int], np.ndarray, dict[int, np.ndarray], int, int]:
+    """Signatures of the representatives (reused when stored under the same key, else computed and stored).
+
+    Returns (signed pks in input order, their signatures as an (n, num_perm) uint32 array, shingle hashes of
+    a sample of the signed documents, number of documents without shingles, number newly signed).
+    """
+    policy, spec, perms = get_policy(config.policy), config.spec, engine.permutations(
+        config.num_perm, config.seed, config.scheme)
+    step = max(1, math.ceil(len(representatives) / TEMPLATE_SAMPLE))
+    sampled = set(representatives[::step])
+    signed: list[int] = []
+    rows: list[np.ndarray] = []
+    sample_hashes: dict[int, np.ndarray] = {}
+    empty = computed = 0
+    for done, chunk in enumerate(_batches(representatives), start=1):
+        stored = {
+            pk: (count, bytes(values))
+            for pk, count, values in DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
+            .values_list("document_id", "shingle_count", "values")
+        }
+        missing = [pk for pk in chunk if pk not in stored]
+        new_rows = []
+        if missing:
+            for pk, body in Document.objects.filter(pk__in=missing).values_list("pk", "body"):
+                hashes = fast.shingle_hashes(body, policy, spec)
+                values = fast.signature(hashes, perms) if hashes.size else None
+                stored[pk] = (int(hashes.size), engine.to_bytes(values, config) if values is not None else b"")
+                if pk in sampled and hashes.size:
+                    sample_hashes[pk] = hashes
+                new_rows.append(DocumentSignature(
+                    document_id=pk, key=config.signature_key, seed=config.seed, scheme=config.scheme,
+                    shingle_count=int(hashes.size), values=stored[pk][1],
+                ))
+            DocumentSignature.objects.bulk_create(new_rows, ignore_conflicts=True)
+            computed += len(new_rows)
+        for pk in chunk:
+            count, data = stored[pk]
+            if not count:
+                empty += 1  # no shingle, no signature: never paired, not even with another empty one
+                continue
+            signed.append(pk)
+            rows.append(engine.from_bytes(data, config))
+        report(done * BATCH / max(len(representatives), 1), "sign")
+    unsampled = [pk for pk in signed if pk in sampled and pk not in sample_hashes]
+    sample_hashes.update(_hashes_for(unsampled, config))
+    matrix = np.vstack(rows) if rows else np.zeros((0, config.num_perm), dtype=np.uint32)
+    return signed, matrix, sample_hashes, empty, computed
+
+
+def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engine.NearConfig,
+              corpus_size: int, report: Progress) -> NearResult:
+    """Find, verify and score the near-duplicate pairs among the representatives (document pks)."""
+    result = NearResult()
+    signed, matrix, sample, empty, computed = sign(representatives, config, report)
+    report(0.0, "band")
+    candidates = lsh.band_pairs(matrix, config.bands, config.rows)
+    report(1.0, "band")
+    template = explain.template_hashes(list(sample.values()), len(signed), config.template_share,
+                                       config.template_min_docs)
+    involved = sorted({signed[i] for i in np.unique(candidates)}) if candidates.size else []
+    hashes = _hashes_for(involved, config)
+    below_floor = 0
+    for n, (i, j) in enumerate(candidates):
+        left, right = signed[i], signed[j]
+        score = fast.jaccard(hashes[left], hashes[right]) or 0.0
+        if score < config.storage_floor:
+            below_floor += 1
+            continue
+        share, without = explain.template_scores(hashes[left], hashes[right], template)
+        if doc_ids[left] > doc_ids[right]:
+            left, right = right, left
+        result.pairs.append(NearPair(left, right, score, engine.estimate(matrix[i], matrix[j]), share, without))
+        if n % 5000 == 0:
+            report(n / len(candidates), "verify")
+    report(1.0, "verify")
+    result.pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
+    scores = np.array([p.jaccard for p in result.pairs], dtype=float)
+    histogram, _ = np.histogram(scores, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
+    result.stats = {
+        "representatives": len(representatives), "signed": len(signed), "newly_signed": computed,
+        "reused_signatures": len(representatives) - computed, "empty": empty,
+        "lsh_candidates": int(candidates.shape[0]), "verified": int(candidates.shape[0]),
+        "stored": len(result.pairs), "below_floor": below_floor, "template_shingles": int(template.size),
+        "at_or_above_threshold": int((scores >= config.threshold).sum()), "histogram": histogram.tolist(),
+    }
+    return result

@@ -1,0 +1,307 @@
+"""Near-pass algorithms against the seeds and against datasketch itself (no database)."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import numpy as np
+import pytest
+from datasketch import MinHash, MinHashLSH
+from scipy import sparse
+
+from screening.engine import cluster, explain, fast, lsh, near, normalize, shingle
+from screening.engine.shingle import ShingleSpec
+from tests.seeds import SEED001_TEXTS
+
+DEFAULT = normalize.get_policy("nfkc-casefold-alnum-v1")
+PERSIAN = normalize.get_policy("persian-arabic-fold-v1")
+CHAR5, CHAR3, WORD2 = ShingleSpec("char", 5), ShingleSpec("char", 3), ShingleSpec("word", 2)
+
+
+# --- seeds ----------------------------------------------------------------------------------------
+
+
+def test_seed001_normalised_example_and_its_three_grams():
+    assert DEFAULT.normalize("资料，先备份！") == "资料先备份"
+    assert shingle.char_shingles("资料先备份", 3) == {"资料先", "料先备", "先备份"}
+
+
+def test_seed001_a_and_b_have_identical_normalised_text_and_signature():
+    a, b = SEED001_TEXTS["A"], SEED001_TEXTS["B"]
+    assert DEFAULT.normalize(a) == DEFAULT.normalize(b)
+    perms = near.permutations(128, 1)
+    sig_a = fast.signature(fast.shingle_hashes(a, DEFAULT, CHAR5), perms)
+    sig_b = fast.signature(fast.shingle_hashes(b, DEFAULT, CHAR5), perms)
+    assert (sig_a == sig_b).all()
+    assert shingle.jaccard(shingle.shingles(a, DEFAULT, CHAR5), shingle.shingles(b, DEFAULT, CHAR5)) == 1.0
+
+
+def test_seed001_c_is_a_high_scoring_revision_and_e_shares_nothing():
+    sets = {k: shingle.shingles(t, DEFAULT, CHAR5) for k, t in SEED001_TEXTS.items()}
+    # By hand: A has 33 normalised characters (29 five-grams); C differs in one character (周 -> 天),
+    # which touches 5 five-grams: 24 shared, 29 + 29 - 24 = 34 in the union.
+    assert len(DEFAULT.normalize(SEED001_TEXTS["A"])) == 33 and len(sets["A"]) == 29
+    assert shingle.jaccard(sets["A"], sets["C"]) == 24 / 34
+    assert shingle.jaccard(sets["A"], sets["E"]) == 0.0
+
+
+def test_seed003_word_two_grams_and_their_jaccard():
+    first, second = "motor sensor signal test", "motor sensor signal alarm"
+    left, right = shingle.shingles(first, DEFAULT, WORD2), shingle.shingles(second, DEFAULT, WORD2)
+    assert left == {"motor sensor", "sensor signal", "signal test"}
+    assert right == {"motor sensor", "sensor signal", "signal alarm"}
+    assert shingle.jaccard(left, right) == 1 / 2
+
+
+def test_seed003_shingle_sets_ignore_repeats():
+    assert shingle.shingles("a b a b", DEFAULT, WORD2) == {"a b", "b a"}
+    assert fast.shingle_hashes("a b a b", DEFAULT, WORD2).size == 2
+
+
+def test_seed003_documents_without_shingles_get_none():
+    assert fast.shingle_hashes("motor", DEFAULT, WORD2).size == 0
+    assert fast.shingle_hashes("!!! ...", DEFAULT, CHAR5).size == 0
+    assert fast.shingle_hashes("abcd", DEFAULT, CHAR5).size == 0
+    assert shingle.jaccard(set(), set()) is None
+
+
+# --- normalisation --------------------------------------------------------------------------------
+
+
+def test_default_policy_keeps_exactly_the_isalnum_characters():
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    folded = DEFAULT.fold(every)
+    assert DEFAULT.normalize(every) == "".join(c for c in folded if c.isalnum())
+
+
+def test_persian_policy_folds_letters_digits_zwnj_and_tatweel():
+    text = "كتاب علي\u200cاست ـــ ۱۲۳ ٤٥٦ يى"
+    assert PERSIAN.normalize(text) == "کتابعلیاست123456یی"
+    assert DEFAULT.normalize(text) != PERSIAN.normalize(text)
+
+
+def test_persian_policy_makes_yeh_variants_pair():
+    a, b = "راهنمای حسگر ولتاژ", "راهنماي حسگر ولتاژ"
+    assert shingle.jaccard(shingle.shingles(a, DEFAULT, CHAR5), shingle.shingles(b, DEFAULT, CHAR5)) < 1
+    assert shingle.jaccard(shingle.shingles(a, PERSIAN, CHAR5), shingle.shingles(b, PERSIAN, CHAR5)) == 1
+
+
+def test_policies_are_pure_and_leave_the_input_alone():
+    text = "Voltage ＶＯＬＴＳ in V"
+    assert DEFAULT.normalize(text) == DEFAULT.normalize(text) == "voltagevoltsinv"
+    assert text == "Voltage ＶＯＬＴＳ in V"
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="unknown normalisation policy"):
+        normalize.get_policy("lowercase")
+
+
+# --- fast path = reference = datasketch -------------------------------------------------------------
+
+WORDS = "sensor voltage motor signal relay archive guide manual revision backup 资料 版本 ولتاژ حسگر".split()
+
+
+def random_text(rng: random.Random, n: int = 80) -> str:
+    return " ".join(rng.choice(WORDS) + rng.choice(["", ",", ".", "!"]) for _ in range(n))
+
+
+@pytest.mark.parametrize("spec", [CHAR3, CHAR5, ShingleSpec("char", 7), WORD2, ShingleSpec("word", 3)])
+def test_fast_shingle_hashes_equal_the_reference_hash_of_every_shingle(spec):
+    rng = random.Random(3)
+    for _ in range(20):
+        text = random_text(rng)
+        expected = sorted({shingle.shingle_hash64(s) for s in shingle.shingles(text, DEFAULT, spec)})
+        assert fast.shingle_hashes(text, DEFAULT, spec).tolist() == expected
+
+
+@pytest.mark.parametrize(("num_perm", "seed"), [(128, 1), (64, 42), (256, 7)])
+def test_fast_signature_equals_datasketch_minhash_value_for_value(num_perm, seed):
+    rng = random.Random(seed)
+    for _ in range(10):
+        shingles = shingle.shingles(random_text(rng), DEFAULT, CHAR5)
+        reference = MinHash(num_perm=num_perm, seed=seed, hashfunc=shingle.shingle_hash32)
+        reference.update_batch(shingles)
+        hashes = np.array(sorted(shingle.shingle_hash64(s) for s in shingles), dtype=np.uint64)
+        ours = fast.signature(hashes, near.permutations(num_perm, seed))
+        assert reference.scheme == "affine32"
+        assert ours.tolist() == reference.hashvalues.tolist()
+
+
+def test_fast_jaccard_equals_set_jaccard():
+    rng = random.Random(5)
+    for _ in range(20):
+        a, b = random_text(rng), random_text(rng)
+        expected = shingle.jaccard(shingle.shingles(a, DEFAULT, CHAR5), shingle.shingles(b, DEFAULT, CHAR5))
+        got = fast.jaccard(fast.shingle_hashes(a, DEFAULT, CHAR5), fast.shingle_hashes(b, DEFAULT, CHAR5))
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_stored_signature_round_trips_through_leanminhash_bytes():
+    config = near.NearConfig().resolved()
+    values = fast.signature(fast.shingle_hashes(SEED001_TEXTS["A"], DEFAULT, CHAR5), near.permutations(128, 1))
+    assert (near.from_bytes(near.to_bytes(values, config), config) == values).all()
+
+
+@pytest.mark.parametrize("other", [{"seed": 2}, {"num_perm": 64}])
+def test_a_signature_of_another_seed_or_size_is_refused(other):
+    config = near.NearConfig().resolved()
+    alien = near.NearConfig(**other).resolved()
+    values = fast.signature(fast.shingle_hashes(SEED001_TEXTS["A"], DEFAULT, CHAR5),
+                            near.permutations(alien.num_perm, alien.seed))
+    with pytest.raises(near.SchemeMismatch, match="this run uses scheme 'affine32', seed 1, 128"):
+        near.from_bytes(near.to_bytes(values, alien), config)
+
+
+def test_a_legacy_scheme_signature_is_refused():
+    from datasketch import LeanMinHash
+
+    config = near.NearConfig().resolved()
+    legacy = LeanMinHash(seed=1, hashvalues=np.arange(128, dtype=np.uint64), scheme="legacy")
+    buf = bytearray(legacy.bytesize("<"))
+    legacy.serialize(buf, "<")
+    with pytest.raises(near.SchemeMismatch, match="scheme 'legacy'"):
+        near.from_bytes(bytes(buf), config)
+
+
+def test_another_datasketch_scheme_cannot_be_configured():
+    with pytest.raises(ValueError, match="scheme 'affine64' is not supported"):
+        near.NearConfig(scheme="affine64").resolved()
+
+
+# --- banding --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.6, 0.7, 0.8, 0.9])
+def test_chosen_bands_catch_a_pair_at_the_threshold_with_probability_099(threshold):
+    bands, rows = lsh.choose_bands(128, threshold)
+    assert bands * rows == 128
+    assert lsh.candidate_probability(threshold, bands, rows) >= 0.99
+
+
+def test_default_configuration_is_32_bands_of_4_rows():
+    config = near.NearConfig().resolved()
+    assert (config.bands, config.rows) == (32, 4)
+    assert config.probability_at_threshold == pytest.approx(1 - (1 - 0.7**4) ** 32)
+
+
+def test_bands_must_multiply_to_num_perm():
+    with pytest.raises(ValueError, match="bands × rows must equal num_perm"):
+        near.NearConfig(bands=10, rows=10).resolved()
+
+
+def families(n_families: int, size: int, seed: int) -> list[str]:
+    """Texts in families: each member a copy of its family's base with a share of words replaced."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(5000)]
+    texts = []
+    for _ in range(n_families):
+        base = [rng.choice(vocab) for _ in range(120)]
+        for _ in range(size):
+            rate = rng.choice([0.0, 0.02, 0.05, 0.1, 0.2, 0.4])
+            texts.append(" ".join(rng.choice(vocab) if rng.random() < rate else w for w in base))
+    return texts
+
+
+def signatures_of(texts, num_perm=128, seed=1, spec=CHAR5):
+    perms = near.permutations(num_perm, seed)
+    hashes = [fast.shingle_hashes(t, DEFAULT, spec) for t in texts]
+    return hashes, np.vstack([fast.signature(h, perms) for h in hashes])
+
+
+@pytest.mark.parametrize(("bands", "rows"), [(32, 4), (16, 8), (64, 2)])
+def test_band_pairs_equal_datasketch_minhashlsh_candidates(bands, rows):
+    texts = families(60, 6, seed=bands)
+    _, sigs = signatures_of(texts)
+    index = MinHashLSH(num_perm=128, params=(bands, rows))
+    sketches = []
+    for i, values in enumerate(sigs):
+        m = MinHash(num_perm=128, seed=1, hashvalues=values, scheme="affine32")
+        sketches.append(m)
+        index.insert(i, m)
+    expected = {(min(i, j), max(i, j)) for i, m in enumerate(sketches) for j in index.query(m) if i != j}
+    ours = {tuple(p) for p in lsh.band_pairs(sigs, bands, rows).tolist()}
+    assert ours == expected and len(ours) > 100
+
+
+def all_pairs_jaccard(hashes: list[np.ndarray]) -> sparse.coo_matrix:
+    """Exact Jaccard of every pair sharing a shingle, via a sparse incidence product."""
+    vocabulary = {v: i for i, v in enumerate(np.unique(np.concatenate(hashes)))}
+    rows = np.repeat(np.arange(len(hashes)), [h.size for h in hashes])
+    cols = np.fromiter((vocabulary[v] for h in hashes for v in h), dtype=np.int64)
+    m = sparse.csr_matrix((np.ones(rows.size, dtype=np.int32), (rows, cols)), shape=(len(hashes), len(vocabulary)))
+    inter = sparse.triu(m @ m.T, k=1).tocoo()
+    sizes = np.array([h.size for h in hashes])
+    inter.data = inter.data / (sizes[inter.row] + sizes[inter.col] - inter.data)
+    return inter
+
+
+def test_all_pairs_check_finds_no_more_misses_than_the_probability_allows():
+    texts = families(400, 6, seed=11)  # 2,400 documents
+    hashes, sigs = signatures_of(texts)
+    bands, rows = lsh.choose_bands(128, 0.7)
+    found = {tuple(p) for p in lsh.band_pairs(sigs, bands, rows).tolist()}
+    scores = all_pairs_jaccard(hashes)
+    above = [(int(i), int(j)) for i, j, s in zip(scores.row, scores.col, scores.data, strict=True) if s >= 0.7]
+    missed = [p for p in above if p not in found]
+    # Each pair at >= 0.7 is missed with probability <= 1 - P(0.7) ≈ 1.5e-4: expect ~0 of these.
+    allowed = max(3, 10 * len(above) * (1 - lsh.candidate_probability(0.7, bands, rows)))
+    assert len(above) > 500 and len(missed) <= allowed
+
+
+# --- explanation and clusters ---------------------------------------------------------------------
+
+
+def test_raw_excerpts_come_from_the_raw_text():
+    a, c = SEED001_TEXTS["A"], SEED001_TEXTS["C"]
+    assert explain.raw_excerpts(a, c, 5) == [
+        "资料整理说明：先备份原始稿件，再登记来源与版本。每", "归档一次，保留修改记录。"
+    ]
+
+
+def test_raw_excerpts_keep_punctuation_the_normalised_text_drops():
+    a, b = SEED001_TEXTS["A"], SEED001_TEXTS["B"]
+    excerpts = explain.raw_excerpts(a, b, 5)
+    assert "先备份原始稿件，再登记来源与版本" in excerpts and all(len(e) >= 5 for e in excerpts)
+
+
+def test_excerpts_and_shingles_keep_markup_as_text():
+    hostile = 'note <script>alert(1)</script> and "><img src=x onerror=alert(1)> end'
+    left, right = f"first {hostile}", f"second {hostile}"
+    assert any("<script>alert(1)</script>" in e for e in explain.raw_excerpts(left, right, 5))
+    assert "scriptalert1script" in explain.shared_shingles(left, right, DEFAULT, ShingleSpec("char", 18), limit=100)
+
+
+def test_common_runs_are_bounded_on_a_megabyte_document():
+    import time
+
+    rng = random.Random(1)
+    big = "".join(rng.choice("abcdefgh ") for _ in range(1_000_000))
+    other = big[:400_000] + "CHANGED" + big[400_000:]
+    start = time.perf_counter()
+    runs = explain.common_runs(big, other, 5)
+    assert time.perf_counter() - start < 30
+    assert runs[0] == (0, 0, 400_000)
+
+
+def test_shared_shingles_are_the_first_twenty_in_sorted_order():
+    a, b = SEED001_TEXTS["A"], SEED001_TEXTS["B"]
+    shared = explain.shared_shingles(a, b, DEFAULT, CHAR5)
+    assert len(shared) == 20 and shared == sorted(shared)
+    assert shared == sorted(shingle.shingles(a, DEFAULT, CHAR5))[:20]
+
+
+def test_template_shingles_are_those_found_in_many_documents():
+    header = "资料整理说明 本文件仅供内部参考 "
+    texts = [header + random_text(random.Random(i), 30) for i in range(20)]
+    hashes = [fast.shingle_hashes(t, DEFAULT, CHAR5) for t in texts]
+    template = explain.template_hashes(hashes, 20, share=0.5, min_docs=10)
+    header_hashes = fast.shingle_hashes(header, DEFAULT, CHAR5)
+    assert np.isin(header_hashes, template).all()
+    share, without = explain.template_scores(hashes[0], hashes[1], template)
+    assert share > 0.3 and without < fast.jaccard(hashes[0], hashes[1])
+
+
+def test_components_are_sorted_largest_first():
+    assert cluster.components([(3, 4), (1, 2), (2, 5), (7, 8), (8, 9), (9, 7)]) == [[1, 2, 5], [7, 8, 9], [3, 4]]
