@@ -1,5 +1,9 @@
 from django import forms
 
+from screening.engine.near import NearConfig
+from screening.engine.normalize import DEFAULT_POLICY, POLICIES
+from screening.engine.shingle import ShingleSpec
+
 
 class UploadForm(forms.Form):
     corpus = forms.CharField(max_length=64, help_text="An existing corpus, or a new name to create one.")
@@ -8,3 +12,56 @@ class UploadForm(forms.Form):
         max_length=32, required=False,
         help_text="Language tag for records that do not give one (required for .txt and ZIP members), e.g. fa, zh.",
     )
+
+
+class RunForm(forms.Form):
+    """Starting a screening run. Defaults are shown on the form and recorded in the run."""
+
+    exact = forms.BooleanField(required=False, initial=True, label="Exact pass (doc-content-v1)")
+    near = forms.BooleanField(required=False, initial=True, label="Near pass (MinHash + LSH)")
+    normalization = forms.ChoiceField(choices=(), initial=DEFAULT_POLICY, required=False)
+    shingle = forms.CharField(initial="char:5", required=False, help_text="char:K (3, 5, 7…) or word:K (1–5)")
+    num_perm = forms.IntegerField(initial=128, min_value=8, max_value=1024, label="Permutations", required=False)
+    threshold = forms.FloatField(initial=0.7, min_value=0.05, max_value=1.0, label="Review threshold",
+                                 required=False)
+    bands = forms.IntegerField(required=False, min_value=1, help_text="leave empty to choose b × r for the threshold")
+    rows = forms.IntegerField(required=False, min_value=1)
+    storage_floor = forms.FloatField(initial=0.3, min_value=0.0, max_value=1.0, required=False,
+                                     help_text="verified pairs below this Jaccard are counted, not stored")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["normalization"].choices = [(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()]
+
+    def clean(self):
+        data = super().clean()
+        if not (data.get("exact") or data.get("near")):
+            raise forms.ValidationError("Choose at least one pass.")
+        if data.get("near") and not self.errors:
+            # An empty field takes its default, the value shown on the form.
+            value = {name: data.get(name) if data.get(name) not in (None, "") else field.initial
+                     for name, field in self.fields.items()}
+            try:
+                data["near_config"] = NearConfig(
+                    policy=value["normalization"], shingle=value["shingle"], num_perm=value["num_perm"],
+                    threshold=value["threshold"], bands=value["bands"], rows=value["rows"],
+                    storage_floor=value["storage_floor"],
+                ).resolved()
+            except ValueError as error:
+                raise forms.ValidationError(str(error)) from error
+        return data
+
+
+class PolicyPreviewForm(forms.Form):
+    policy = forms.ChoiceField(choices=(), initial=DEFAULT_POLICY)
+    shingle = forms.CharField(initial="char:5")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["policy"].choices = [(p.name, p.name) for p in POLICIES.values()]
+
+    def clean_shingle(self):
+        try:
+            return ShingleSpec.parse(self.cleaned_data["shingle"])
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error

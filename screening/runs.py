@@ -14,8 +14,9 @@ from django.utils import timezone
 
 import dedup_site
 from screening import near
-from screening.engine import cluster, contract
+from screening.engine import cluster, contract, explain
 from screening.engine.near import NearConfig
+from screening.engine.normalize import get_policy
 from screening.models import (
     CandidatePair,
     Cluster,
@@ -280,3 +281,18 @@ def run_summary(run: ScreeningRun) -> str:
         )
     parts.append(f"{s.get('clusters', 0)} clusters")
     return "; ".join(parts)
+
+
+def pair_explanation(pair: CandidatePair) -> dict:
+    """Shared shingles and raw excerpts of a pair, computed on demand (bounded for large documents)."""
+    left, right = pair.left.body, pair.right.body
+    if pair.pass_name == CandidatePair.Pass.EXACT:
+        return {"shared": [], "excerpts": [left[:500]] if left == right else [], "k": 0}
+    config = near_config_of(pair.run)
+    policy, spec = get_policy(config.policy), config.spec
+    return {
+        "shared": explain.shared_shingles(left, right, policy, spec),
+        "excerpts": explain.raw_excerpts(left, right, spec.k if spec.kind == "char" else 5),
+        "k": spec.k,
+        "spec": str(spec),
+    }

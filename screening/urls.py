@@ -15,4 +15,5 @@ urlpatterns = [
     path("runs/<int:pk>/status/", views.run_status, name="run_status"),
     path("runs/<int:pk>/retry/", views.run_retry, name="run_retry"),
     path("runs/<int:pk>/exact/", views.exact_groups, name="exact_groups"),
+    path("pairs/<int:pk>/", views.pair_detail, name="pair_detail"),
 ]

@@ -1,18 +1,22 @@
 from __future__ import annotations
 
+import json
+
 import redis
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from dedup_site import progress
 from dedup_site.roles import START_RUN, UPLOAD, permission_required
-from screening import runs, services
-from screening.forms import UploadForm
-from screening.models import Corpus, Document, ExactGroupMember, ScreeningRun, Upload
+from screening import charts, runs, services
+from screening.engine import shingle
+from screening.engine.normalize import get_policy
+from screening.forms import PolicyPreviewForm, RunForm, UploadForm
+from screening.models import CandidatePair, Corpus, Document, ExactGroupMember, ScreeningRun, Upload
 
 DOCS_PER_PAGE = 50
 
@@ -37,7 +41,7 @@ def corpus_detail(request, name):
     corpus_runs = corpus.runs.select_related("started_by")
     return render(request, "screening/corpus_detail.html", {
         "corpus": corpus, "page": page, "query": query, "uploads": uploads, "runs": corpus_runs,
-        "form": UploadForm(initial={"corpus": corpus.name}),
+        "form": UploadForm(initial={"corpus": corpus.name}), "run_form": RunForm(),
     })
 
 
@@ -85,7 +89,25 @@ def upload_status(request, pk):
 @require_GET
 def document_detail(request, pk):
     document = get_object_or_404(Document.objects.select_related("corpus", "upload__source"), pk=pk)
-    return render(request, "screening/document_detail.html", {"document": document})
+    form = PolicyPreviewForm(request.GET or None)
+    preview = None
+    if form.is_valid():
+        policy, spec = get_policy(form.cleaned_data["policy"]), form.cleaned_data["shingle"]
+        text = policy.normalize(document.body) if spec.kind == "char" else " ".join(policy.words(document.body))
+        preview = {"policy": policy, "spec": spec, "text": text,
+                   "shingles": len(shingle.shingles(document.body, policy, spec))}
+    return render(request, "screening/document_detail.html",
+                  {"document": document, "form": form if request.GET else PolicyPreviewForm(), "preview": preview})
+
+
+@require_GET
+def pair_detail(request, pk):
+    pair = get_object_or_404(
+        CandidatePair.objects.select_related("run__corpus", "left__upload__source", "right__upload__source"), pk=pk
+    )
+    if pair.run.status != ScreeningRun.Status.COMPLETE:
+        raise Http404("no such pair")
+    return render(request, "screening/pair_detail.html", {"pair": pair, "explanation": runs.pair_explanation(pair)})
 
 
 QUEUE_DOWN = "the job queue (Redis) is not reachable"
@@ -95,8 +117,15 @@ QUEUE_DOWN = "the job queue (Redis) is not reachable"
 @permission_required(START_RUN)
 def run_start(request, name):
     corpus = get_object_or_404(Corpus, name=name)
+    form = RunForm(request.POST)
+    if not form.is_valid():
+        for error in form.errors.values():
+            messages.error(request, f"Run not started: {' '.join(error)}")
+        return redirect(corpus)
+    data = form.cleaned_data
     try:
-        run = runs.run_create(corpus=corpus, exact=request.POST.get("exact") == "on", user=request.user)
+        run = runs.run_create(corpus=corpus, exact=data["exact"], near=data["near"],
+                              near_config=data.get("near_config"), user=request.user)
     except runs.RunRefused as error:
         messages.error(request, f"Run not started: {error}")
         return redirect(corpus)
@@ -125,9 +154,20 @@ def run_retry(request, pk):
 @require_GET
 def run_detail(request, pk):
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus", "started_by"), pk=pk)
-    return render(request, "screening/run_detail.html", {
-        "run": run, "summary": runs.run_summary(run), "state": progress.read("run", run.pk) if run.is_active else None,
-    })
+    near = run.config.get("near")
+    context = {
+        "run": run, "summary": runs.run_summary(run), "near": near,
+        "state": progress.read("run", run.pk) if run.is_active else None,
+        "config_json": json.dumps(run.config, indent=2, ensure_ascii=False),
+    }
+    if near:
+        context["probability"] = runs.near_config_of(run).probability_at_threshold
+    if run.status == ScreeningRun.Status.COMPLETE:
+        context["clusters"] = run.clusters.all()[:CLUSTERS_SHOWN]
+        if near:
+            context["histogram"] = charts.histogram(run.stats["near"]["histogram"], low=0.0, high=1.0,
+                                                    marker=near["threshold"])
+    return render(request, "screening/run_detail.html", context)
 
 
 @require_GET
@@ -141,6 +181,7 @@ def run_status(request, pk):
 
 
 GROUPS_PER_PAGE = 25
+CLUSTERS_SHOWN = 50
 
 
 @require_GET

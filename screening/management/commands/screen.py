@@ -6,6 +6,8 @@ from rq import SimpleWorker, Worker
 
 from dedup_site.queues import ensure_redis
 from screening import runs
+from screening.engine.near import NearConfig
+from screening.engine.normalize import DEFAULT_POLICY, POLICIES
 from screening.models import Corpus, ScreeningRun
 
 
@@ -15,6 +17,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--corpus", required=True)
         parser.add_argument("--exact", action="store_true", help="the exact pass (doc-content-v1)")
+        parser.add_argument("--near", action="store_true", help="the near pass (MinHash + LSH)")
+        parser.add_argument("--normalization", default=DEFAULT_POLICY, choices=sorted(POLICIES))
+        parser.add_argument("--shingle", default="char:5", help="char:K or word:K (default char:5)")
+        parser.add_argument("--num-perm", type=int, default=128)
+        parser.add_argument("--threshold", type=float, default=0.7, help="review threshold (default 0.7)")
+        parser.add_argument("--bands", type=int, help="LSH bands b (with --rows; default: chosen for the threshold)")
+        parser.add_argument("--rows", type=int, help="LSH rows per band r")
+        parser.add_argument("--seed", type=int, default=1, help="MinHash seed (default 1)")
+        parser.add_argument("--storage-floor", type=float, default=0.3)
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="block until workers finish the run")
         mode.add_argument("--sync", action="store_true", help="do the work in this process (a burst worker)")
@@ -24,13 +35,24 @@ class Command(BaseCommand):
             corpus = Corpus.objects.get(name=options["corpus"])
         except Corpus.DoesNotExist as error:
             raise CommandError(f"no corpus named {options['corpus']!r}") from error
-        exact = True  # the exact pass is the only pass so far; --exact says so explicitly
+        exact, near = options["exact"], options["near"]
+        if not (exact or near):
+            exact = near = True  # neither named: both passes
+        config = NearConfig(
+            policy=options["normalization"], shingle=options["shingle"], num_perm=options["num_perm"],
+            threshold=options["threshold"], bands=options["bands"], rows=options["rows"], seed=options["seed"],
+            storage_floor=options["storage_floor"],
+        )
         ensure_redis(stop_at_exit=True)
         try:
-            run = runs.run_start(corpus=corpus, exact=exact)
+            run = runs.run_start(corpus=corpus, exact=exact, near=near, near_config=config)
         except runs.RunRefused as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"run {run.pk}")
+        if near:
+            c = run.config["near"]
+            self.stdout.write(f"near: {c['policy']}, {c['shingle']}, {c['num_perm']} permutations, "
+                              f"b×r = {c['bands']}×{c['rows']}, threshold {c['threshold']}")
         if options["sync"]:
             queue = django_rq.get_queue("default")
             SimpleWorker([queue], connection=queue.connection, serializer=queue.serializer).work(burst=True)
