@@ -18,7 +18,7 @@ from screening.engine.normalize import get_policy
 from screening.models import Document, DocumentSignature
 
 BATCH = 1000
-TEMPLATE_SAMPLE = 20_000  # documents whose shingles estimate the corpus-wide frequencies
+TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
 HISTOGRAM_BINS = 20  # over [0, 1]
 
 Progress = Callable[[float, str], None]

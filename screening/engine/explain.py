@@ -63,9 +63,10 @@ def template_hashes(hash_sets: list[np.ndarray], corpus_size: int, share: float,
 
 
 def template_scores(left: np.ndarray, right: np.ndarray, template: np.ndarray) -> tuple[float | None, float | None]:
-    """(share of the shared shingles that are template shingles, Jaccard once template shingles are removed)."""
-    shared = np.intersect1d(left, right, assume_unique=True)
-    share = float(np.isin(shared, template).mean()) if shared.size else None
-    left_own = np.setdiff1d(left, template, assume_unique=True)
-    right_own = np.setdiff1d(right, template, assume_unique=True)
-    return share, fast.jaccard(left_own, right_own)
+    """(share of the shared shingles that are template shingles, Jaccard once template shingles are removed).
+
+    All three arrays are sorted and unique (shingle hashes)."""
+    shared, shared_t, left_t, right_t = fast.template_counts(left, right, template)
+    share = shared_t / shared if shared else None
+    union = (left.size - left_t) + (right.size - right_t) - (shared - shared_t)
+    return share, (shared - shared_t) / union if union else None

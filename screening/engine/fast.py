@@ -94,6 +94,27 @@ def intersection_size(x, y):
     return count
 
 
+@njit(cache=True, nogil=True)
+def template_counts(x, y, template):
+    """For sorted unique x, y and template: (|x∩y|, |x∩y∩T|, |x∩T|, |y∩T|), by merges and binary search."""
+    shared = shared_t = 0
+    i = j = 0
+    m = template.shape[0]
+    while i < x.shape[0] and j < y.shape[0]:
+        if x[i] == y[j]:
+            shared += 1
+            k = np.searchsorted(template, x[i])
+            if k < m and template[k] == x[i]:
+                shared_t += 1
+            i += 1
+            j += 1
+        elif x[i] < y[j]:
+            i += 1
+        else:
+            j += 1
+    return shared, shared_t, intersection_size(x, template), intersection_size(y, template)
+
+
 def jaccard(x: np.ndarray, y: np.ndarray) -> float | None:
     """Jaccard of two shingle-hash sets (sorted, unique); None when both are empty."""
     shared = intersection_size(x, y)
