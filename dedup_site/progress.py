@@ -15,8 +15,10 @@ def _key(kind: str, pk: int) -> str:
     return f"dedup:progress:{kind}:{pk}"
 
 
-def report(kind: str, pk: int, fraction: float, stage: str = "") -> None:
-    value = json.dumps({"fraction": round(min(max(fraction, 0.0), 1.0), 4), "stage": stage})
+def report(kind: str, pk: int, fraction: float, stage: str = "", stages: dict | None = None) -> None:
+    """Record how far a job is: overall fraction, current stage and, optionally, each stage's fraction."""
+    value = json.dumps({"fraction": round(min(max(fraction, 0.0), 1.0), 4), "stage": stage,
+                        "stages": {k: round(min(max(v, 0.0), 1.0), 4) for k, v in (stages or {}).items()}})
     get_queue().connection.set(_key(kind, pk), value, ex=TTL)
 
 

@@ -31,10 +31,16 @@ def run_job(run_id: int) -> str:
     from screening.models import ScreeningRun
 
     run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
+    stages = {name: 0.0 for name in runs.STAGES if run.near or name in ("exact", "publish")}
+
+    def report(fraction: float, stage: str) -> None:
+        stages[stage] = fraction
+        total = sum(runs.STAGES[name] for name in stages)
+        overall = sum(runs.STAGES[name] * done for name, done in stages.items()) / total
+        progress.report("run", run_id, overall, stage, stages=stages)
+
     try:
-        run = runs.run_execute(
-            run=run, on_progress=lambda fraction, stage: progress.report("run", run_id, fraction, stage)
-        )
+        run = runs.run_execute(run=run, on_progress=report)
     except Exception:
         runs.run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
         raise

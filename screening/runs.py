@@ -28,7 +28,8 @@ from screening.models import (
     Upload,
 )
 
-Progress = Callable[[float, str], None]
+Progress = Callable[[float, str], None]  # (fraction of the stage done, stage name)
+STAGES = {"exact": 0.15, "sign": 0.5, "band": 0.1, "verify": 0.2, "publish": 0.05}  # share of a run's time
 READ_BATCH = 2000
 WRITE_BATCH = 5000
 PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id"]
@@ -127,7 +128,7 @@ def exact_pass(run: ScreeningRun, on_progress: Progress) -> tuple[list[contract.
         payload = contract.content_bytes(language, title, body)
         buckets.setdefault(contract.sha256_hex(payload), []).append(pk)
         if i % READ_BATCH == 0:
-            on_progress(0.8 * i / total, "exact: hashing")
+            on_progress(i / total, "exact")
     shared = [pks for pks in buckets.values() if len(pks) > 1]
     singletons = len(buckets) - len(shared)
     del buckets
@@ -186,7 +187,8 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
     )
     stats: dict = {"documents": _documents(run).count()}
     # Exact groups are always found: the near pass signs one representative per group.
-    groups, singletons, doc_pks = exact_pass(run, lambda f, stage: report(f, "exact"))
+    groups, singletons, doc_pks = exact_pass(run, report)
+    report(1.0, "exact")
     if run.exact:
         stats.update(exact_groups=len(groups), exact_grouped_documents=sum(len(g.members) for g in groups),
                      exact_singletons=singletons)
@@ -198,7 +200,7 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
         representatives = [pk for pk in doc_ids if pk not in duplicates]
         near_result = near.near_pass(representatives, doc_ids, config, stats["documents"], report)
         stats["near"] = near_result.stats
-    report(0.95, "publish")
+    report(0.0, "publish")
     with transaction.atomic():
         stats["exact_pairs"] = _publish_exact(run, groups, doc_pks) if run.exact else 0
         if near_result is not None:
@@ -207,7 +209,7 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )
-    report(1.0, "complete")
+    report(1.0, "publish")
     run.refresh_from_db()
     return run
 

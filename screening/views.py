@@ -164,6 +164,8 @@ def run_detail(request, pk):
         context["probability"] = runs.near_config_of(run).probability_at_threshold
     if run.status == ScreeningRun.Status.COMPLETE:
         context["clusters"] = run.clusters.all()[:CLUSTERS_SHOWN]
+        context["top_pairs"] = run.pairs.select_related("left", "right").order_by(
+            "-jaccard", "left__doc_id", "right__doc_id")[:PAIRS_SHOWN]
         if near:
             context["histogram"] = charts.histogram(run.stats["near"]["histogram"], low=0.0, high=1.0,
                                                     marker=near["threshold"])
@@ -177,11 +179,13 @@ def run_status(request, pk):
     return JsonResponse({
         "status": run.status, "active": run.is_active,
         "fraction": 1.0 if not run.is_active else state.get("fraction", 0.0), "stage": state.get("stage", ""),
+        "stages": state.get("stages", {}),
     })
 
 
 GROUPS_PER_PAGE = 25
 CLUSTERS_SHOWN = 50
+PAIRS_SHOWN = 50
 
 
 @require_GET

@@ -1,8 +1,23 @@
-// Poll the status of running jobs and move their progress bars; reload when one ends.
+// Poll the status of running jobs, move their progress bars (one per stage when the job reports
+// stages), and reload the page when every job shown has ended.
 (function () {
   "use strict";
   const bars = document.querySelectorAll(".progress[data-status-url]");
   if (!bars.length) return;
+
+  function renderStages(container, stages) {
+    if (!container) return;
+    container.replaceChildren();
+    Object.keys(stages).forEach(function (name) {
+      const label = document.createElement("span");
+      label.textContent = name;
+      const bar = document.createElement("progress");
+      bar.max = 1;
+      bar.value = stages[name];
+      container.append(label, bar);
+    });
+  }
+
   function poll() {
     let pending = 0;
     const requests = Array.from(bars).map(function (bar) {
@@ -13,6 +28,7 @@
           bar.querySelector(".label").textContent =
             state.status + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "") +
             (state.stage ? " — " + state.stage : "");
+          renderStages(bar.querySelector(".stages"), state.stages || {});
           if (state.active) pending += 1;
         })
         .catch(function () { pending += 1; });
