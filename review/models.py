@@ -1,8 +1,16 @@
+"""Review records. Judgements and arbitrations are insert-only: no code path updates or deletes one, and
+the database refuses it where it can (triggers, see migration 0002)."""
+
+from __future__ import annotations
+
+from django.conf import settings
 from django.db import models
+
+from screening.models import CandidatePair
 
 
 class ReviewPermissions(models.Model):
-    """Holds the review permissions until the review models land (no table)."""
+    """Holds the review permissions (no table)."""
 
     class Meta:
         managed = False
@@ -11,3 +19,95 @@ class ReviewPermissions(models.Model):
             ("review_pair", "Can review candidate pairs"),
             ("arbitrate_pair", "Can arbitrate disagreements"),
         ]
+
+
+class Verdict(models.TextChoices):
+    KEEP_BOTH = "keep-both", "keep both"
+    MERGE_ENTRY = "merge-entry", "merge entry"
+    PUBLIC_QUOTE = "public-quote", "public quote"
+    VALID_REVISION = "valid-revision", "valid revision"
+    ARBITRATION = "arbitration", "send to arbitration"
+
+
+WITHDRAWN = "withdrawn"  # recorded by undo: the reviewer has no current verdict on the pair
+FINAL_VERDICTS = [v for v in Verdict if v != Verdict.ARBITRATION]
+
+
+class Retained(models.TextChoices):
+    LEFT = "left"
+    RIGHT = "right"
+    BOTH = "both"
+
+
+class InsertOnlyQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise PermissionError(f"{self.model.__name__} rows are insert-only")
+
+    def delete(self):
+        raise PermissionError(f"{self.model.__name__} rows are insert-only")
+
+    def bulk_update(self, *args, **kwargs):
+        raise PermissionError(f"{self.model.__name__} rows are insert-only")
+
+
+class InsertOnly(models.Model):
+    objects = InsertOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None or kwargs.get("force_update"):
+            raise PermissionError(f"{type(self).__name__} rows are insert-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError(f"{type(self).__name__} rows are insert-only")
+
+
+class Judgement(InsertOnly):
+    pair = models.ForeignKey(CandidatePair, on_delete=models.PROTECT, related_name="judgements")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
+    verdict = models.CharField(max_length=24)  # a Verdict, or WITHDRAWN
+    reason = models.TextField()
+    retained = models.CharField(max_length=8, choices=Retained.choices, blank=True)
+    related_source = models.CharField(max_length=200, blank=True)
+    supersedes = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["reviewer", "-created_at"]), models.Index(fields=["pair", "reviewer"])]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} on pair {self.pair_id}: {self.verdict}"
+
+
+class Arbitration(InsertOnly):
+    pair = models.ForeignKey(CandidatePair, on_delete=models.PROTECT, related_name="arbitrations")
+    arbiter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="arbitrations")
+    verdict = models.CharField(max_length=24, choices=[(v.value, v.label) for v in FINAL_VERDICTS])
+    reason = models.TextField()
+    retained = models.CharField(max_length=8, choices=Retained.choices, blank=True)
+    related_source = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.arbiter} settled pair {self.pair_id}: {self.verdict}"
+
+
+class CurrentVerdict(models.Model):
+    """Derived, rebuildable: each reviewer's newest judgement per pair, for fast queues and counts."""
+
+    pair = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="current_verdicts")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    judgement = models.ForeignKey(Judgement, on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=24)
+    run_id = models.BigIntegerField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pair", "reviewer"], name="one_current_verdict")]
+        indexes = [models.Index(fields=["reviewer", "run_id"])]

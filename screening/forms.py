@@ -26,6 +26,8 @@ class RunForm(forms.Form):
                                  required=False)
     bands = forms.IntegerField(required=False, min_value=1, help_text="leave empty to choose b × r for the threshold")
     rows = forms.IntegerField(required=False, min_value=1)
+    reviews_required = forms.IntegerField(initial=1, min_value=1, max_value=10, required=False,
+                                          help_text="independent judgements each pair needs")
     storage_floor = forms.FloatField(initial=0.3, min_value=0.0, max_value=1.0, required=False,
                                      help_text="verified pairs below this Jaccard are counted, not stored")
 

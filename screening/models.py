@@ -128,6 +128,7 @@ class ScreeningRun(models.Model):
     error = models.TextField(blank=True)
     job_id = models.CharField(max_length=64, blank=True)
     attempts = models.IntegerField(default=0)
+    reviews_required = models.PositiveSmallIntegerField(default=1, help_text="independent judgements per pair")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -191,13 +192,27 @@ class CandidatePair(models.Model):
     template_share = models.FloatField(null=True, blank=True)
     jaccard_without_template = models.FloatField(null=True, blank=True)
     cluster = models.IntegerField(null=True, blank=True, help_text="cluster number in the run, by size")
-    status = models.CharField(max_length=24, default="pending")
+    revision_signals = models.JSONField(default=list, blank=True, help_text="[[kind, left, right], ...]")
+    has_signals = models.BooleanField(default=False)
     suggestion = models.CharField(max_length=40, default="review_both_keep_originals")
+    # Review state, derived from the insert-only judgements and arbitrations (review.services keeps it).
+    status = models.CharField(max_length=24, default="pending")
+    final_verdict = models.CharField(max_length=24, blank=True)
+    flag = models.CharField(max_length=200, blank=True, help_text="why the pair was sent to arbitration")
 
     class Meta:
         ordering = ["-jaccard", "pk"]
         constraints = [models.UniqueConstraint(fields=["run", "left", "right"], name="unique_pair_per_run")]
-        indexes = [models.Index(fields=["run", "-jaccard"]), models.Index(fields=["run", "cluster"])]
+        indexes = [
+            models.Index(fields=["run", "-jaccard", "id"]),
+            models.Index(fields=["run", "cluster", "id"]),
+            models.Index(fields=["run", "status", "-jaccard", "id"]),
+            models.Index(fields=["run", "has_signals"]),
+        ]
+
+    @property
+    def signals_text(self) -> str:
+        return "; ".join(f"{left}→{right}" for _, left, right in self.revision_signals)
 
     def get_absolute_url(self) -> str:
         return reverse("screening:pair_detail", args=[self.pk])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from screening.engine import explain, fast, lsh
+from screening.engine import explain, fast, lsh, revision
 from screening.engine import near as engine
 from screening.engine.normalize import get_policy
 from screening.models import Document, DocumentSignature
@@ -32,6 +32,7 @@ class NearPair:
     estimate: float
     template_share: float | None
     jaccard_without_template: float | None
+    signals: list[list[str]] = field(default_factory=list)  # [[kind, left, right], ...]
 
 
 @dataclass
@@ -45,12 +46,15 @@ def _batches(items: list, size: int = BATCH):
         yield items[start : start + size]
 
 
-def _hashes_for(pks: list[int], config: engine.NearConfig) -> dict[int, np.ndarray]:
+def _hashes_for(pks: list[int], config: engine.NearConfig, bodies: dict | None = None) -> dict[int, np.ndarray]:
+    """Shingle hashes of the given documents (and their bodies into `bodies`, when given)."""
     policy, spec = get_policy(config.policy), config.spec
     out = {}
     for chunk in _batches(pks):
         for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):
             out[pk] = fast.shingle_hashes(body, policy, spec)
+            if bodies is not None:
+                bodies[pk] = body
     return out
 
 
@@ -115,7 +119,8 @@ def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engin
     template = explain.template_hashes(list(sample.values()), len(signed), config.template_share,
                                        config.template_min_docs)
     involved = sorted({signed[i] for i in np.unique(candidates)}) if candidates.size else []
-    hashes = _hashes_for(involved, config)
+    bodies: dict[int, str] = {}
+    hashes = _hashes_for(involved, config, bodies)
     below_floor = 0
     for n, (i, j) in enumerate(candidates):
         left, right = signed[i], signed[j]
@@ -126,7 +131,9 @@ def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engin
         share, without = explain.template_scores(hashes[left], hashes[right], template)
         if doc_ids[left] > doc_ids[right]:
             left, right = right, left
-        result.pairs.append(NearPair(left, right, score, engine.estimate(matrix[i], matrix[j]), share, without))
+        found = revision.signals(bodies[left], bodies[right])
+        result.pairs.append(NearPair(left, right, score, engine.estimate(matrix[i], matrix[j]), share, without,
+                                     [[s.kind, s.left, s.right] for s in found]))
         if n % 5000 == 0:
             report(n / len(candidates), "verify")
     report(1.0, "verify")

@@ -32,7 +32,8 @@ Progress = Callable[[float, str], None]  # (fraction of the stage done, stage na
 STAGES = {"exact": 0.15, "sign": 0.5, "band": 0.1, "verify": 0.2, "publish": 0.05}  # share of a run's time
 READ_BATCH = 2000
 WRITE_BATCH = 5000
-PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id"]
+PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id",
+                "revision_signals", "template_share", "jaccard_without_template", "cluster"]
 
 
 class RunRefused(Exception):
@@ -49,10 +50,12 @@ def library_versions() -> dict[str, str]:
 
 
 def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
-               user=None) -> ScreeningRun:
+               reviews_required: int = 1, user=None) -> ScreeningRun:
     """Record a queued run with its configuration, versions and input manifest (not yet enqueued)."""
     if not (exact or near):
         raise RunRefused("choose at least one pass (exact or near)")
+    if not 1 <= reviews_required <= 10:
+        raise RunRefused("reviews required per pair must be 1-10")
     config: dict = {"passes": ["exact"] * exact + ["near"] * near}
     if near:
         try:
@@ -72,7 +75,7 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
     return ScreeningRun.objects.create(
         corpus=corpus, exact=exact, near=near, config=config,
         contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
-        manifest=manifest, started_by=user,
+        manifest=manifest, started_by=user, reviews_required=reviews_required,
     )
 
 
@@ -91,8 +94,9 @@ def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
 
 
 def run_start(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
-              user=None) -> ScreeningRun:
-    run = run_create(corpus=corpus, exact=exact, near=near, near_config=near_config, user=user)
+              reviews_required: int = 1, user=None) -> ScreeningRun:
+    run = run_create(corpus=corpus, exact=exact, near=near, near_config=near_config,
+                     reviews_required=reviews_required, user=user)
     return run_enqueue(run=run)
 
 
@@ -218,7 +222,8 @@ def _publish_near(run: ScreeningRun, pairs: list[near.NearPair]) -> None:
     CandidatePair.objects.bulk_create(
         (CandidatePair(run=run, left_id=p.left, right_id=p.right, pass_name=CandidatePair.Pass.NEAR,
                        jaccard=p.jaccard, minhash_estimate=p.estimate, template_share=p.template_share,
-                       jaccard_without_template=p.jaccard_without_template) for p in pairs),
+                       jaccard_without_template=p.jaccard_without_template, revision_signals=p.signals,
+                       has_signals=bool(p.signals)) for p in pairs),
         batch_size=WRITE_BATCH,
     )
 
@@ -255,11 +260,18 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
         CandidatePair.objects.filter(run=run)
         .order_by("pass_name", "-jaccard", "left__doc_id", "right__doc_id")
         .values_list("left__doc_id", "right__doc_id", "pass_name", "jaccard", "minhash_estimate",
-                     "left__source_id", "right__source_id")
+                     "left__source_id", "right__source_id", "revision_signals", "template_share",
+                     "jaccard_without_template", "cluster")
     )
-    for left, right, pass_name, jaccard, estimate, left_source, right_source in pairs.iterator(chunk_size=5000):
-        yield [left, right, pass_name, repr(float(jaccard)), "" if estimate is None else repr(float(estimate)),
-               left_source, right_source]
+
+    def number(value) -> str:
+        return "" if value is None else repr(float(value))
+
+    for (left, right, pass_name, jaccard, estimate, left_source, right_source, signals, share, without,
+         cluster_number) in pairs.iterator(chunk_size=5000):
+        yield [left, right, pass_name, number(jaccard), number(estimate), left_source, right_source,
+               "; ".join(f"{a}→{b}" for _, a, b in signals), number(share), number(without),
+               "" if cluster_number is None else str(cluster_number)]
 
 
 def run_summary(run: ScreeningRun) -> str:

@@ -125,7 +125,8 @@ def run_start(request, name):
     data = form.cleaned_data
     try:
         run = runs.run_create(corpus=corpus, exact=data["exact"], near=data["near"],
-                              near_config=data.get("near_config"), user=request.user)
+                              near_config=data.get("near_config"), reviews_required=data["reviews_required"] or 1,
+                              user=request.user)
     except runs.RunRefused as error:
         messages.error(request, f"Run not started: {error}")
         return redirect(corpus)

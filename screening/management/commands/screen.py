@@ -26,6 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--rows", type=int, help="LSH rows per band r")
         parser.add_argument("--seed", type=int, default=1, help="MinHash seed (default 1)")
         parser.add_argument("--storage-floor", type=float, default=0.3)
+        parser.add_argument("--reviews-required", type=int, default=1, help="independent judgements per pair")
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="block until workers finish the run")
         mode.add_argument("--sync", action="store_true", help="do the work in this process (a burst worker)")
@@ -45,7 +46,8 @@ class Command(BaseCommand):
         )
         ensure_redis(stop_at_exit=True)
         try:
-            run = runs.run_start(corpus=corpus, exact=exact, near=near, near_config=config)
+            run = runs.run_start(corpus=corpus, exact=exact, near=near, near_config=config,
+                                 reviews_required=options["reviews_required"])
         except runs.RunRefused as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"run {run.pk}")

@@ -1,0 +1,32 @@
+from django import forms
+
+from review.models import FINAL_VERDICTS, Retained, Verdict
+from review.services import STATUSES
+
+KEYS = {"keep-both": "k", "merge-entry": "m", "public-quote": "q", "valid-revision": "v", "arbitration": "a"}
+
+
+class QueueFilterForm(forms.Form):
+    corpus = forms.CharField(required=False)
+    run = forms.IntegerField(required=False, min_value=1)
+    pass_name = forms.ChoiceField(required=False, choices=[("", "any pass"), ("exact", "exact"), ("near", "near")],
+                                  label="Pass")
+    min_score = forms.FloatField(required=False, min_value=0, max_value=1)
+    max_score = forms.FloatField(required=False, min_value=0, max_value=1)
+    cluster = forms.IntegerField(required=False, min_value=1)
+    status = forms.ChoiceField(required=False,
+                               choices=[("", "any status")] + [(s, s.replace("_", " ")) for s in STATUSES])
+    signals = forms.ChoiceField(required=False, choices=[("", "with or without revision signals"),
+                                                         ("yes", "with revision signals"), ("no", "without")])
+    sort = forms.ChoiceField(required=False, choices=[("score", "by score"), ("cluster", "by cluster")])
+
+
+class JudgementForm(forms.Form):
+    verdict = forms.ChoiceField(choices=[(v.value, v.label) for v in Verdict], widget=forms.RadioSelect)
+    reason = forms.CharField(max_length=5000, strip=True)
+    retained = forms.ChoiceField(choices=Retained.choices, initial=Retained.BOTH, widget=forms.RadioSelect)
+    related_source = forms.CharField(max_length=200, required=False)
+
+
+class ArbitrationForm(JudgementForm):
+    verdict = forms.ChoiceField(choices=[(v.value, v.label) for v in FINAL_VERDICTS], widget=forms.RadioSelect)

@@ -1,0 +1,275 @@
+"""Review services: record judgements and arbitrations (insert-only), keep each pair's review state, and
+answer the queue, progress and agreement questions."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Count, F, Q, QuerySet
+
+from review.kappa import cohen_kappa
+from review.models import FINAL_VERDICTS, WITHDRAWN, Arbitration, CurrentVerdict, Judgement, Retained, Verdict
+from screening.engine.cluster import components
+from screening.models import CandidatePair, ScreeningRun
+
+PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
+STATUSES = [PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED]
+COPY = Verdict.MERGE_ENTRY  # the verdict that says "these are copies"
+
+
+class ReviewRefused(Exception):
+    """A judgement or arbitration that breaks a rule; the message says which."""
+
+
+def _clean(verdict: str, reason: str, retained: str, allowed) -> tuple[str, str]:
+    if verdict not in [v.value for v in allowed]:
+        raise ReviewRefused(f"verdict {verdict!r} is not one of {', '.join(v.value for v in allowed)}")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ReviewRefused("a reason is required")
+    if retained and retained not in Retained.values:
+        raise ReviewRefused(f"retained version {retained!r} is not one of left, right, both")
+    return verdict, reason
+
+
+def _locked_pair(pair_id: int) -> CandidatePair:
+    pair = CandidatePair.objects.select_for_update().select_related("run").get(pk=pair_id)
+    if pair.run.status != ScreeningRun.Status.COMPLETE:
+        raise ReviewRefused(f"run {pair.run_id} is not complete")
+    return pair
+
+
+def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str, retained: str = "both",
+                     related_source: str = "") -> Judgement:
+    """Add a reviewer's judgement. An earlier judgement of theirs stays; this one becomes current."""
+    verdict, reason = _clean(verdict, reason, retained, list(Verdict))
+    with transaction.atomic():
+        pair = _locked_pair(pair.pk)
+        judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
+                                             retained=retained, related_source=(related_source or "").strip())
+        _set_current(pair, reviewer, judgement)
+        pair_refresh(pair)
+    return judgement
+
+
+def judgement_undo(*, reviewer) -> Judgement | None:
+    """Withdraw the reviewer's most recent current verdict by recording a newer 'withdrawn' judgement.
+    Returns the withdrawal, or None when there is nothing to undo."""
+    with transaction.atomic():
+        current = (
+            CurrentVerdict.objects.filter(reviewer=reviewer).exclude(verdict=WITHDRAWN)
+            .select_related("judgement").order_by("-judgement__created_at", "-judgement_id").first()
+        )
+        if current is None:
+            return None
+        pair = _locked_pair(current.pair_id)
+        withdrawal = Judgement.objects.create(
+            pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=f"undo of judgement #{current.judgement_id}",
+            supersedes=current.judgement,
+        )
+        _set_current(pair, reviewer, withdrawal)
+        pair_refresh(pair)
+    return withdrawal
+
+
+def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: str, retained: str = "both",
+                       related_source: str = "") -> Arbitration:
+    """Settle a pair that needs arbitration. The judgements it settles stay as they are."""
+    verdict, reason = _clean(verdict, reason, retained, FINAL_VERDICTS)
+    with transaction.atomic():
+        pair = _locked_pair(pair.pk)
+        if pair.status != NEEDS_ARBITRATION:
+            raise ReviewRefused(f"pair {pair.pk} is {pair.status.replace('_', ' ')}, not waiting for arbitration")
+        arbitration = Arbitration.objects.create(pair=pair, arbiter=arbiter, verdict=verdict, reason=reason,
+                                                 retained=retained, related_source=(related_source or "").strip())
+        pair_refresh(pair)
+    return arbitration
+
+
+def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
+    CurrentVerdict.objects.update_or_create(
+        pair=pair, reviewer=reviewer,
+        defaults={"judgement": judgement, "verdict": judgement.verdict, "run_id": pair.run_id},
+    )
+
+
+def pair_refresh(pair: CandidatePair) -> None:
+    """Derive the pair's status and final verdict from its records; then check its cluster."""
+    arbitration = pair.arbitrations.order_by("-created_at", "-id").first()
+    current = list(CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN)
+                   .values_list("verdict", flat=True))
+    flag = ""
+    if arbitration:
+        status, final = SETTLED, arbitration.verdict
+    elif Verdict.ARBITRATION in current:
+        status, final, flag = NEEDS_ARBITRATION, "", "a reviewer asked for arbitration"
+    elif len(set(current)) > 1:
+        status, final, flag = NEEDS_ARBITRATION, "", "the reviewers disagree"
+    elif len(current) >= pair.run.reviews_required:
+        status, final = SETTLED, current[0]
+    else:
+        status, final = (JUDGED if current else PENDING), ""
+    CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
+    pair.status, pair.final_verdict, pair.flag = status, final, flag
+    if status == SETTLED and pair.cluster is not None:
+        cluster_check(pair.run_id, pair.cluster)
+
+
+def cluster_check(run_id: int, cluster: int) -> list[int]:
+    """Flag for arbitration the settled pairs of a cluster that contradict it: judged different although
+    a chain of pairs judged copies links the two documents (A=B, B=C, but A≠C). Returns the flagged pks."""
+    settled = list(CandidatePair.objects.filter(run_id=run_id, cluster=cluster, status=SETTLED)
+                   .values_list("pk", "left_id", "right_id", "final_verdict"))
+    component_of = {}
+    for number, members in enumerate(components((a, b) for _, a, b, v in settled if v == COPY)):
+        component_of.update(dict.fromkeys(members, number))
+    flagged = [
+        pk for pk, a, b, verdict in settled
+        if verdict != COPY and a in component_of and component_of.get(a) == component_of.get(b)
+    ]
+    unarbitrated = list(CandidatePair.objects.filter(pk__in=flagged, arbitrations__isnull=True).values_list(
+        "pk", flat=True))
+    CandidatePair.objects.filter(pk__in=unarbitrated).update(
+        status=NEEDS_ARBITRATION, final_verdict="",
+        flag=f"contradicts cluster {cluster}: judged different, yet linked by pairs judged copies",
+    )
+    return unarbitrated
+
+
+# --- queue -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class QueueFilter:
+    corpus: str = ""
+    run: int | None = None
+    pass_name: str = ""
+    min_score: float | None = None
+    max_score: float | None = None
+    cluster: int | None = None
+    status: str = ""
+    signals: str = ""  # "yes" | "no" | ""
+    sort: str = "score"  # "score" | "cluster"
+    unjudged_by: object = None  # a user: only pairs without their current verdict
+
+    def apply(self, pairs: QuerySet) -> QuerySet:
+        pairs = pairs.filter(run__status=ScreeningRun.Status.COMPLETE)
+        if self.corpus:
+            pairs = pairs.filter(run__corpus__name=self.corpus)
+        if self.run is not None:
+            pairs = pairs.filter(run_id=self.run)
+        if self.pass_name:
+            pairs = pairs.filter(pass_name=self.pass_name)
+        if self.min_score is not None:
+            pairs = pairs.filter(jaccard__gte=self.min_score)
+        if self.max_score is not None:
+            pairs = pairs.filter(jaccard__lte=self.max_score)
+        if self.cluster is not None:
+            pairs = pairs.filter(cluster=self.cluster)
+        if self.status:
+            pairs = pairs.filter(status=self.status)
+        if self.signals in ("yes", "no"):
+            pairs = pairs.filter(has_signals=self.signals == "yes")
+        if self.unjudged_by is not None:
+            mine = CurrentVerdict.objects.filter(reviewer=self.unjudged_by).exclude(verdict=WITHDRAWN)
+            pairs = pairs.exclude(pk__in=mine.values("pair_id"))
+        return pairs
+
+    def ordering(self) -> list:
+        if self.sort == "cluster":
+            return [F("cluster").asc(nulls_last=True), "id"]
+        return ["-jaccard", "id"]
+
+
+def queue_page(flt: QueueFilter, after: str = "", limit: int = 50) -> tuple[list[CandidatePair], str]:
+    """One page of the queue after the keyset cursor `after`; returns the rows and the next cursor."""
+    pairs = flt.apply(CandidatePair.objects.all())
+    if after:
+        pairs = pairs.filter(_after(flt.sort, after))
+    rows = list(pairs.select_related("left", "right", "run__corpus").order_by(*flt.ordering())[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    cursor = ""
+    if more and rows:
+        last = rows[-1]
+        cursor = f"{last.cluster if last.cluster is not None else 'none'}:{last.pk}" if flt.sort == "cluster" \
+            else f"{last.jaccard!r}:{last.pk}"
+    return rows, cursor
+
+
+def _after(sort: str, cursor: str) -> Q:
+    value, _, pk = cursor.partition(":")
+    pk = int(pk)
+    if sort == "cluster":
+        if value == "none":
+            return Q(cluster__isnull=True, id__gt=pk)
+        c = int(value)
+        return Q(cluster__gt=c) | Q(cluster=c, id__gt=pk) | Q(cluster__isnull=True)
+    score = float(value)
+    return Q(jaccard__lt=score) | Q(jaccard=score, id__gt=pk)
+
+
+def next_pair(flt: QueueFilter, reviewer) -> CandidatePair | None:
+    """The next pair (in queue order) this reviewer has not judged and that still wants judgements."""
+    flt = QueueFilter(**{**flt.__dict__, "unjudged_by": reviewer})
+    pairs = flt.apply(CandidatePair.objects.filter(status__in=[PENDING, JUDGED]))
+    return pairs.order_by(*flt.ordering()).first()
+
+
+@dataclass
+class RunProgress:
+    run: ScreeningRun
+    total: int
+    by_status: dict[str, int]
+    mine: int
+
+    @property
+    def judged(self) -> int:
+        return self.total - self.by_status.get(PENDING, 0)
+
+
+def run_progress(run: ScreeningRun, reviewer=None) -> RunProgress:
+    by_status = dict(CandidatePair.objects.filter(run=run).values_list("status").annotate(n=Count("id")))
+    mine = 0
+    if reviewer is not None:
+        mine = CurrentVerdict.objects.filter(run_id=run.pk, reviewer=reviewer).exclude(verdict=WITHDRAWN).count()
+    return RunProgress(run, sum(by_status.values()), by_status, mine)
+
+
+# --- dashboard -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Dashboard:
+    progress: RunProgress
+    final_verdicts: dict[str, int]
+    per_reviewer: list[tuple[str, int, dict[str, int]]]  # (reviewer, judgements, current verdict counts)
+    agreement: list[tuple[str, str, float | None, int]] = field(default_factory=list)  # (a, b, kappa, shared)
+    backlog: int = 0
+
+
+def dashboard(run: ScreeningRun) -> Dashboard:
+    User = get_user_model()
+    progress = run_progress(run)
+    finals = dict(CandidatePair.objects.filter(run=run, status=SETTLED).values_list("final_verdict")
+                  .annotate(n=Count("id")))
+    current = defaultdict(dict)
+    for reviewer_id, pair_id, verdict in CurrentVerdict.objects.filter(run_id=run.pk).exclude(
+            verdict=WITHDRAWN).values_list("reviewer_id", "pair_id", "verdict"):
+        current[reviewer_id][pair_id] = verdict
+    counts = dict(Judgement.objects.filter(pair__run=run).values_list("reviewer_id").annotate(n=Count("id")))
+    names = dict(User.objects.filter(pk__in=set(counts) | set(current)).values_list("pk", User.USERNAME_FIELD))
+    per_reviewer = sorted(
+        (names[r], counts.get(r, 0), dict(Counter(current[r].values()))) for r in set(counts) | set(current)
+    )
+    reviewers = sorted(current, key=names.get)
+    agreement = []
+    for i, a in enumerate(reviewers):
+        for b in reviewers[i + 1 :]:
+            kappa, shared = cohen_kappa(current[a], current[b])
+            if shared:
+                agreement.append((names[a], names[b], kappa, shared))
+    return Dashboard(progress, finals, per_reviewer, agreement, progress.by_status.get(NEEDS_ARBITRATION, 0))

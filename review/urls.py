@@ -1,0 +1,16 @@
+from django.urls import path
+
+from review import views
+
+app_name = "review"
+
+urlpatterns = [
+    path("", views.queue, name="queue"),
+    path("next/", views.next_pair, name="next"),
+    path("pairs/<int:pk>/", views.pair_review, name="pair"),
+    path("pairs/<int:pk>/judge/", views.judge, name="judge"),
+    path("undo/", views.undo, name="undo"),
+    path("arbitration/", views.arbitration_queue, name="arbitration_queue"),
+    path("arbitration/<int:pk>/", views.arbitrate, name="arbitrate"),
+    path("runs/<int:run_id>/dashboard/", views.dashboard, name="dashboard"),
+]

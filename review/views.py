@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from dedup_site.roles import ARBITRATE, REVIEW, START_RUN, permission_required
+from review import present, services
+from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm
+from review.models import WITHDRAWN, CurrentVerdict
+from screening import runs
+from screening.models import CandidatePair, ScreeningRun
+
+FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "sort"]
+
+
+def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
+    """The queue filters from the query string (invalid values are ignored), and the string to carry them."""
+    form = QueueFilterForm(request.GET)
+    form.is_valid()
+    data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+    flt = services.QueueFilter(**{k: v for k, v in data.items() if k in services.QueueFilter.__dataclass_fields__})
+    carried = urlencode({k: data[k] for k in FILTER_KEYS if k in data})
+    return flt, carried, form
+
+
+@require_GET
+@permission_required(REVIEW)
+def queue(request):
+    flt, carried, form = _filters(request)
+    rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""))
+    mine = set(CurrentVerdict.objects.filter(reviewer=request.user, pair__in=rows).exclude(verdict=WITHDRAWN)
+               .values_list("pair_id", flat=True))
+    complete = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).select_related("corpus")
+    if flt.run:
+        complete = complete.filter(pk=flt.run)
+    progress = [services.run_progress(run, request.user) for run in complete.order_by("-pk")[:10]]
+    return render(request, "review/queue.html", {
+        "rows": rows, "cursor": cursor, "carried": carried, "form": form, "mine": mine, "progress": progress,
+    })
+
+
+@require_GET
+@permission_required(REVIEW)
+def next_pair(request):
+    flt, carried, _ = _filters(request)
+    pair = services.next_pair(flt, request.user)
+    if pair is None:
+        messages.info(request, "Nothing left for you to review with these filters.")
+        return redirect(f"{reverse('review:queue')}?{carried}")
+    return redirect(f"{reverse('review:pair', args=[pair.pk])}?{carried}")
+
+
+def _pair_context(pair: CandidatePair, user) -> dict:
+    config = pair.run.config.get("near", {})
+    k = int(config.get("shingle", "char:8").split(":")[1]) if config.get("shingle", "").startswith("char") else 8
+    left, right, run_count = present.matched_segments(pair.left.body, pair.right.body, max(k, 4))
+    diff, diff_cut, diff_total = present.diff_rows(pair.left.body, pair.right.body)
+    return {
+        "pair": pair, "left_segments": left, "right_segments": right, "run_count": run_count,
+        "diff": diff, "diff_cut": diff_cut, "diff_total": diff_total, "explanation": runs.pair_explanation(pair),
+    }
+
+
+@require_GET
+@permission_required(REVIEW)
+def pair_review(request, pk):
+    pair = get_object_or_404(CandidatePair.objects.select_related(
+        "run__corpus", "left__upload__source", "right__upload__source"), pk=pk, run__status="complete")
+    _, carried, _ = _filters(request)
+    current = CurrentVerdict.objects.filter(pair=pair, reviewer=request.user).exclude(verdict=WITHDRAWN).first()
+    context = _pair_context(pair, request.user)
+    context.update({
+        "carried": carried, "current": current, "keys": KEYS,
+        "mine": pair.judgements.filter(reviewer=request.user).order_by("-created_at", "-id"),
+        # Blind review: other reviewers' verdicts only once I have given mine.
+        "others": pair.judgements.exclude(reviewer=request.user).select_related("reviewer") if current else None,
+        "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
+        "form": JudgementForm(initial={"retained": "both", "related_source": ""}),
+        "progress": services.run_progress(pair.run, request.user),
+    })
+    return render(request, "review/pair.html", context)
+
+
+@require_POST
+@permission_required(REVIEW)
+def judge(request, pk):
+    pair = get_object_or_404(CandidatePair, pk=pk)
+    _, carried, _ = _filters(request)
+    form = JudgementForm(request.POST)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            messages.error(request, f"{name}: {' '.join(errors)}")
+        return redirect(f"{reverse('review:pair', args=[pk])}?{carried}")
+    try:
+        services.judgement_record(pair=pair, reviewer=request.user, **form.cleaned_data)
+    except services.ReviewRefused as error:
+        messages.error(request, f"Not saved: {error}")
+        return redirect(f"{reverse('review:pair', args=[pk])}?{carried}")
+    messages.success(request, f"Saved {form.cleaned_data['verdict']} for {pair.left.doc_id} · {pair.right.doc_id}.")
+    return redirect(f"{reverse('review:next')}?{carried}")
+
+
+@require_POST
+@permission_required(REVIEW)
+def undo(request):
+    _, carried, _ = _filters(request)
+    withdrawal = services.judgement_undo(reviewer=request.user)
+    if withdrawal is None:
+        messages.info(request, "Nothing to undo.")
+        return redirect(f"{reverse('review:queue')}?{carried}")
+    messages.success(request, f"Withdrew your {withdrawal.supersedes.verdict} on this pair (both records are kept).")
+    return redirect(f"{reverse('review:pair', args=[withdrawal.pair_id])}?{carried}")
+
+
+@require_GET
+@permission_required(ARBITRATE)
+def arbitration_queue(request):
+    pairs = (CandidatePair.objects.filter(status=services.NEEDS_ARBITRATION, run__status="complete")
+             .select_related("left", "right", "run__corpus").order_by("-jaccard", "id")[:200])
+    return render(request, "review/arbitration_queue.html", {"pairs": pairs})
+
+
+@require_http_methods(["GET", "POST"])
+@permission_required(ARBITRATE)
+def arbitrate(request, pk):
+    pair = get_object_or_404(CandidatePair.objects.select_related(
+        "run__corpus", "left__upload__source", "right__upload__source"), pk=pk, run__status="complete")
+    form = ArbitrationForm(request.POST or None, initial={"retained": "both"})
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.arbitration_record(pair=pair, arbiter=request.user, **form.cleaned_data)
+        except services.ReviewRefused as error:
+            messages.error(request, f"Not saved: {error}")
+        else:
+            verdict = form.cleaned_data["verdict"]
+            messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
+            return redirect("review:arbitration_queue")
+    context = _pair_context(pair, request.user)
+    context.update({
+        "form": form, "keys": KEYS,
+        "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),
+        "arbitrations": pair.arbitrations.select_related("arbiter"),
+    })
+    return render(request, "review/arbitrate.html", context)
+
+
+@require_GET
+def dashboard(request, run_id):
+    if not (request.user.has_perm(REVIEW) or request.user.has_perm(START_RUN)):
+        raise PermissionDenied("The dashboard is for reviewers and admins.")
+    run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=run_id)
+    return render(request, "review/dashboard.html", {"run": run, "board": services.dashboard(run)})
+
+
