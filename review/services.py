@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 
@@ -16,6 +17,7 @@ from screening.engine.cluster import components
 from screening.models import CandidatePair, ScreeningRun
 
 PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
+PROGRESS_CACHE_SECONDS = 5
 STATUSES = [PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED]
 COPY = Verdict.MERGE_ENTRY  # the verdict that says "these are copies"
 
@@ -201,15 +203,16 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50) -> tuple[list
 
 
 def _after(sort: str, cursor: str) -> Q:
+    # Written as a range plus an exclusion (not an OR of two ranges) so the index on the sort key is used.
     value, _, pk = cursor.partition(":")
     pk = int(pk)
     if sort == "cluster":
         if value == "none":
             return Q(cluster__isnull=True, id__gt=pk)
         c = int(value)
-        return Q(cluster__gt=c) | Q(cluster=c, id__gt=pk) | Q(cluster__isnull=True)
+        return (Q(cluster__gte=c) & ~Q(cluster=c, id__lte=pk)) | Q(cluster__isnull=True)
     score = float(value)
-    return Q(jaccard__lt=score) | Q(jaccard=score, id__gt=pk)
+    return Q(jaccard__lte=score) & ~Q(jaccard=score, id__lte=pk)
 
 
 def next_pair(flt: QueueFilter, reviewer) -> CandidatePair | None:
@@ -231,8 +234,14 @@ class RunProgress:
         return self.total - self.by_status.get(PENDING, 0)
 
 
-def run_progress(run: ScreeningRun, reviewer=None) -> RunProgress:
-    by_status = dict(CandidatePair.objects.filter(run=run).values_list("status").annotate(n=Count("id")))
+def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False) -> RunProgress:
+    """Pairs per status (cached for a few seconds: counting a million pairs on every click is slow) and
+    how many this reviewer has judged (always exact)."""
+    key = f"review:run-progress:{run.pk}"
+    by_status = None if fresh else cache.get(key)
+    if by_status is None:
+        by_status = dict(CandidatePair.objects.filter(run=run).values_list("status").annotate(n=Count("id")))
+        cache.set(key, by_status, PROGRESS_CACHE_SECONDS)
     mine = 0
     if reviewer is not None:
         mine = CurrentVerdict.objects.filter(run_id=run.pk, reviewer=reviewer).exclude(verdict=WITHDRAWN).count()
@@ -253,7 +262,7 @@ class Dashboard:
 
 def dashboard(run: ScreeningRun) -> Dashboard:
     User = get_user_model()
-    progress = run_progress(run)
+    progress = run_progress(run, fresh=True)
     finals = dict(CandidatePair.objects.filter(run=run, status=SETTLED).values_list("final_verdict")
                   .annotate(n=Count("id")))
     current = defaultdict(dict)

@@ -12,3 +12,6 @@ from dedup_site.settings import DATA_DIR, DATABASES  # noqa: E402
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # noqa: S303 - tests only
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}
+
+# Nothing cached between tests: run ids repeat after rollbacks.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}

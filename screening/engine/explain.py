@@ -9,6 +9,7 @@ from screening.engine.normalize import Policy
 from screening.engine.shingle import ShingleSpec, shingles
 
 MAX_ANCHORS = 8  # positions tried per k-gram: keeps 1 MB documents bounded
+NEARBY = 64  # characters around the continuation of the previous run searched first
 
 
 def shared_shingles(left: str, right: str, policy: Policy, spec: ShingleSpec, limit: int = 20) -> list[str]:
@@ -28,9 +29,19 @@ def common_runs(left: str, right: str, min_len: int) -> list[tuple[int, int, int
             positions.append(j)
     runs = []
     i = 0
+    last_i = last_j = None  # end of the previous run: its continuation is the likeliest partner
     while i <= len(left) - min_len:
         best_len, best_j = 0, -1
-        for j in index.get(left[i : i + min_len], ()):
+        gram = left[i : i + min_len]
+        candidates = index.get(gram, ())
+        if last_i is not None:
+            # An edit seldom moves text far: look for the k-gram near where the last run would continue.
+            expected = last_j + (i - last_i)
+            start = max(0, expected - NEARBY)
+            near = right.find(gram, start, expected + NEARBY + min_len)
+            if near >= 0:
+                candidates = (near, *candidates)
+        for j in candidates:
             length = min_len
             while i + length < len(left) and j + length < len(right) and left[i + length] == right[j + length]:
                 length += 1
@@ -39,6 +50,7 @@ def common_runs(left: str, right: str, min_len: int) -> list[tuple[int, int, int
         if best_len:
             runs.append((i, best_j, best_len))
             i += best_len
+            last_i, last_j = i, best_j + best_len
         else:
             i += 1
     return runs
