@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from review.kappa import cohen_kappa
 from review.models import FINAL_VERDICTS, WITHDRAWN, Arbitration, CurrentVerdict, Judgement, Retained, Verdict
@@ -158,11 +158,14 @@ class QueueFilter:
     unjudged_by: object = None  # a user: only pairs without their current verdict
 
     def apply(self, pairs: QuerySet) -> QuerySet:
-        pairs = pairs.filter(run__status=ScreeningRun.Status.COMPLETE)
+        # Runs are resolved first, so the pair query is a plain range on the (run, sort key) indexes.
+        runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
         if self.corpus:
-            pairs = pairs.filter(run__corpus__name=self.corpus)
+            runs = runs.filter(corpus__name=self.corpus)
         if self.run is not None:
-            pairs = pairs.filter(run_id=self.run)
+            runs = runs.filter(pk=self.run)
+        run_ids = list(runs.values_list("pk", flat=True))
+        pairs = pairs.filter(run_id=run_ids[0]) if len(run_ids) == 1 else pairs.filter(run_id__in=run_ids)
         if self.pass_name:
             pairs = pairs.filter(pass_name=self.pass_name)
         if self.min_score is not None:
@@ -176,8 +179,9 @@ class QueueFilter:
         if self.signals in ("yes", "no"):
             pairs = pairs.filter(has_signals=self.signals == "yes")
         if self.unjudged_by is not None:
-            mine = CurrentVerdict.objects.filter(reviewer=self.unjudged_by).exclude(verdict=WITHDRAWN)
-            pairs = pairs.exclude(pk__in=mine.values("pair_id"))
+            mine = CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer=self.unjudged_by).exclude(
+                verdict=WITHDRAWN)
+            pairs = pairs.filter(~Exists(mine))
         return pairs
 
     def ordering(self) -> list:
@@ -194,12 +198,13 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50) -> tuple[list
     rows = list(pairs.select_related("left", "right", "run__corpus").order_by(*flt.ordering())[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
-    cursor = ""
-    if more and rows:
-        last = rows[-1]
-        cursor = f"{last.cluster if last.cluster is not None else 'none'}:{last.pk}" if flt.sort == "cluster" \
-            else f"{last.jaccard!r}:{last.pk}"
-    return rows, cursor
+    return rows, _cursor(flt.sort, rows[-1]) if more and rows else ""
+
+
+def _cursor(sort: str, last: CandidatePair) -> str:
+    if sort == "cluster":
+        return f"{last.cluster if last.cluster is not None else 'none'}:{last.pk}"
+    return f"{last.jaccard!r}:{last.pk}"
 
 
 def _after(sort: str, cursor: str) -> Q:
@@ -215,11 +220,24 @@ def _after(sort: str, cursor: str) -> Q:
     return Q(jaccard__lte=score) & ~Q(jaccard=score, id__lte=pk)
 
 
-def next_pair(flt: QueueFilter, reviewer) -> CandidatePair | None:
-    """The next pair (in queue order) this reviewer has not judged and that still wants judgements."""
-    flt = QueueFilter(**{**flt.__dict__, "unjudged_by": reviewer})
-    pairs = flt.apply(CandidatePair.objects.filter(status__in=[PENDING, JUDGED]))
-    return pairs.order_by(*flt.ordering()).first()
+def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | None:
+    """The next pair (in queue order) this reviewer has not judged and that still wants judgements.
+
+    Walks the queue in index order a chunk at a time and skips my pairs in Python: an anti-join over a
+    million pairs makes the database sort them all first."""
+    pairs = flt.apply(CandidatePair.objects.filter(status__in=[PENDING, JUDGED])).order_by(*flt.ordering())
+    cursor = ""
+    while True:
+        page = pairs.filter(_after(flt.sort, cursor)) if cursor else pairs
+        rows = list(page.only("pk", "jaccard", "cluster")[:chunk])
+        if not rows:
+            return None
+        mine = set(CurrentVerdict.objects.filter(reviewer=reviewer, pair_id__in=[r.pk for r in rows])
+                   .exclude(verdict=WITHDRAWN).values_list("pair_id", flat=True))
+        for row in rows:
+            if row.pk not in mine:
+                return CandidatePair.objects.get(pk=row.pk)
+        cursor = _cursor(flt.sort, rows[-1])
 
 
 @dataclass

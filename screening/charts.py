@@ -27,3 +27,40 @@ def histogram(counts: list[int], *, low: float, high: float, marker: float | Non
     if marker is not None:
         result["marker"] = {"x": round(PAD_LEFT + plot_w * (marker - low) / (high - low), 1), "label": marker}
     return result
+
+
+def lines(series: dict[str, list[tuple[float, float | None]]], *, low: float = 0.0, high: float = 1.0) -> dict:
+    """Polylines over x in [low, high] and y in [0, 1]; None values break nothing (they are skipped)."""
+    plot_w, plot_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - PAD_TOP
+
+    def x(v):
+        return round(PAD_LEFT + plot_w * (v - low) / (high - low), 1)
+
+    def y(v):
+        return round(PAD_TOP + plot_h * (1 - v), 1)
+
+    out = []
+    for i, (name, points) in enumerate(series.items()):
+        coords = " ".join(f"{x(a)},{y(b)}" for a, b in points if b is not None)
+        out.append({"name": name, "points": coords, "index": i})
+    ticks = [{"x": x(low + (high - low) * t / 4), "label": f"{low + (high - low) * t / 4:.2f}"} for t in range(5)]
+    y_ticks = [{"y": y(t / 2), "label": f"{t / 2:.1f}"} for t in range(3)]
+    return {"width": WIDTH, "height": HEIGHT, "series": out, "x_ticks": ticks, "y_ticks": y_ticks,
+            "base": PAD_TOP + plot_h, "left": PAD_LEFT, "right": PAD_LEFT + plot_w}
+
+
+def paired_histogram(first: list[int], second: list[int], *, low: float = 0.0, high: float = 1.0) -> dict:
+    """Two histograms over the same bins, drawn side by side in each bin."""
+    chart = histogram([a + b for a, b in zip(first, second, strict=True)], low=low, high=high)
+    top = max([*first, *second, 1])
+    plot_h = HEIGHT - PAD_BOTTOM - PAD_TOP
+    bars = []
+    for bar, a, b in zip(chart["bars"], first, second, strict=True):
+        half = bar["w"] / 2
+        for offset, count, name in ((0, a, "positives"), (half, b, "negatives")):
+            h = round(plot_h * count / top, 1)
+            bars.append({"x": round(bar["x"] + offset, 1), "y": round(chart["base"] - h, 1), "w": round(half, 1),
+                         "h": h, "count": count, "label": bar["label"], "series": name})
+    chart["bars"] = bars
+    chart["y_ticks"] = [{"y": round(chart["base"] - plot_h * t / 2, 1), "label": round(top * t / 2)} for t in range(3)]
+    return chart

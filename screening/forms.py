@@ -67,3 +67,8 @@ class PolicyPreviewForm(forms.Form):
             return ShingleSpec.parse(self.cleaned_data["shingle"])
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
+
+
+class LabelsForm(forms.Form):
+    name = forms.CharField(max_length=100, required=False, help_text="default: the file name")
+    file = forms.FileField(help_text="CSV: left_id,right_id,label[,reason][,split]; label 1 = copy to merge-review")

@@ -245,3 +245,39 @@ class DocumentSignature(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["document", "key"], name="unique_signature_per_key")]
+
+
+class LabelSet(models.Model):
+    """Labelled pairs of a corpus (1 = a copy that should go to merge review, 0 = not), from an uploaded
+    CSV or from the settled verdicts of a run."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="label_sets")
+    name = models.CharField(max_length=100)
+    source = models.ForeignKey(SourceFile, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    from_run = models.ForeignKey(ScreeningRun, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    original_name = models.CharField(max_length=255, blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+    notices = models.JSONField(default=list, blank=True)
+    size = models.IntegerField(default=0)
+    positives = models.IntegerField(default=0)
+
+    class Meta:
+        ordering = ["-uploaded_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["corpus", "name"], name="unique_label_set_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Label(models.Model):
+    label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="labels")
+    left = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    right = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    label = models.PositiveSmallIntegerField()
+    reason = models.TextField(blank=True)
+    split = models.CharField(max_length=16, blank=True)
+    line = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pk"]

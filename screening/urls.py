@@ -16,4 +16,8 @@ urlpatterns = [
     path("runs/<int:pk>/retry/", views.run_retry, name="run_retry"),
     path("runs/<int:pk>/exact/", views.exact_groups, name="exact_groups"),
     path("pairs/<int:pk>/", views.pair_detail, name="pair_detail"),
+    path("corpora/<str:name>/labels/", views.labels, name="labels"),
+    path("corpora/<str:name>/compare/", views.compare, name="compare"),
+    path("runs/<int:pk>/evaluation/", views.evaluation_page, name="evaluation"),
+    path("runs/<int:pk>/labels-from-verdicts/", views.labels_from_verdicts, name="labels_from_verdicts"),
 ]

@@ -4,18 +4,20 @@ import json
 
 import redis
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import progress
 from dedup_site.roles import START_RUN, UPLOAD, permission_required
-from screening import charts, runs, services
+from screening import charts, evaluation, runs, services
 from screening.engine import shingle
 from screening.engine.normalize import get_policy
-from screening.forms import PolicyPreviewForm, RunForm, UploadForm
+from screening.forms import LabelsForm, PolicyPreviewForm, RunForm, UploadForm
 from screening.models import CandidatePair, Corpus, Document, ExactGroupMember, ScreeningRun, Upload
 
 DOCS_PER_PAGE = 50
@@ -202,3 +204,100 @@ def exact_groups(request, pk):
     )
     page = Paginator(groups, GROUPS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "screening/exact_groups.html", {"run": run, "page": page})
+
+
+@require_http_methods(["GET", "POST"])
+def labels(request, name):
+    corpus = get_object_or_404(Corpus, name=name)
+    form = LabelsForm(request.POST or None, request.FILES or None)
+    problems = []
+    if request.method == "POST":
+        if not request.user.has_perm(UPLOAD):
+            raise PermissionDenied("Uploading labels needs the admin role.")
+        if form.is_valid():
+            file = form.cleaned_data["file"]
+            try:
+                label_set = evaluation.labelset_import(corpus=corpus, data=file.read(), original_name=file.name,
+                                                       name=form.cleaned_data["name"], user=request.user)
+            except evaluation.LabelsRejected as error:
+                problems = error.problems
+            else:
+                messages.success(request, f"Label set {label_set.name}: {label_set.size} pairs, "
+                                          f"{label_set.positives} positive.")
+                return redirect("screening:labels", name=corpus.name)
+    return render(request, "screening/labels.html", {
+        "corpus": corpus, "form": form, "problems": problems,
+        "label_sets": corpus.label_sets.select_related("uploaded_by", "from_run"),
+    })
+
+
+@require_POST
+@permission_required(UPLOAD)
+def labels_from_verdicts(request, pk):
+    run = get_object_or_404(ScreeningRun, pk=pk, status=ScreeningRun.Status.COMPLETE)
+    try:
+        label_set = evaluation.labelset_from_verdicts(run=run, user=request.user)
+    except evaluation.EvaluationRefused as error:
+        messages.error(request, str(error))
+        return redirect(run)
+    messages.success(request, f"Label set {label_set.name}: {label_set.size} settled pairs.")
+    return redirect(f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}")
+
+
+def _thresholds(text: str) -> list[float]:
+    try:
+        values = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        return list(evaluation.DEFAULT_THRESHOLDS)
+    return [t for t in values if 0 <= t <= 1] or list(evaluation.DEFAULT_THRESHOLDS)
+
+
+@require_GET
+def evaluation_page(request, pk):
+    run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=pk, status="complete")
+    label_sets = run.corpus.label_sets.all()
+    chosen = label_sets.filter(pk=request.GET.get("labels") or 0).first() or label_sets.first()
+    thresholds = _thresholds(request.GET.get("thresholds", ""))
+    split = request.GET.get("split", "") if request.GET.get("split") in ("tuning", "acceptance") else ""
+    context = {"run": run, "label_sets": label_sets, "chosen": chosen, "split": split,
+               "thresholds_text": ",".join(str(t) for t in thresholds), "audit_limit": evaluation.AUDIT_LIMIT}
+    if chosen is not None:
+        try:
+            report = evaluation.run_evaluate(run=run, label_set=chosen, thresholds=thresholds, split=split)
+        except evaluation.EvaluationRefused as error:
+            messages.error(request, str(error))
+            return redirect(run)
+        context["report"] = report
+        context["rows"] = [(p, [(p.predicted(t), p.error(t)) for t in report.thresholds]) for p in report.pairs]
+        context["pr_chart"] = charts.lines({
+            "precision": [(m.threshold, m.precision) for m in report.curve],
+            "recall": [(m.threshold, m.recall) for m in report.curve],
+            "candidate recall": [(m.threshold, m.candidate_recall) for m in report.curve],
+        })
+        bins = charts_bins(report.pairs)
+        context["score_chart"] = charts.paired_histogram(*bins)
+    if request.GET.get("audit") == "1":
+        context["audit"] = evaluation.run_audit(run=run)
+    return render(request, "screening/evaluation.html", context)
+
+
+def charts_bins(pairs, bins: int = 20) -> tuple[list[int], list[int]]:
+    positives, negatives = [0] * bins, [0] * bins
+    for p in pairs:
+        if p.jaccard is None:
+            continue
+        index = min(int(p.jaccard * bins), bins - 1)
+        (positives if p.label == 1 else negatives)[index] += 1
+    return positives, negatives
+
+
+@require_GET
+def compare(request, name):
+    corpus = get_object_or_404(Corpus, name=name)
+    label_sets = corpus.label_sets.all()
+    chosen = label_sets.filter(pk=request.GET.get("labels") or 0).first() or label_sets.first()
+    thresholds = _thresholds(request.GET.get("thresholds", ""))
+    rows = evaluation.compare_runs(corpus=corpus, label_set=chosen, thresholds=thresholds) if chosen else []
+    return render(request, "screening/compare.html", {
+        "corpus": corpus, "label_sets": label_sets, "chosen": chosen, "rows": rows, "thresholds": thresholds,
+    })
