@@ -96,8 +96,10 @@ def test_the_audit_samples_above_its_limit_and_says_so(import_records):
 
 
 def test_family_split_never_puts_a_source_on_both_sides():
-    pairs = [ev.LabelledPair(f"d{i}", f"e{i}", i % 2, 0.5, 0.5, True, left_source=f"s{i % 7}",
-                             right_source=f"s{(i * 3) % 11}") for i in range(60)]
+    # Ten families of sources (s_k with m_k), two of them joined by a cross-link pair.
+    pairs = [ev.LabelledPair(f"d{i}", f"e{i}", i % 2, 0.5, 0.5, True, left_source=f"s{i % 10}",
+                             right_source=f"m{i % 10}") for i in range(60)]
+    pairs.append(ev.LabelledPair("x", "y", 1, 0.9, 0.9, True, left_source="s0", right_source="m1"))
     split = ev.family_split(pairs)
     assert not split.tuning & split.acceptance
     for p in pairs:

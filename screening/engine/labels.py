@@ -30,7 +30,7 @@ class LabelRow:
 
 
 def read_labels(data: bytes, name: str) -> tuple[list[LabelRow], list[str], list[str]]:
-    """(rows, problems, notices). Rows are returned only when there is no problem."""
+    """(valid rows, problems, notices): with any problem the caller must store nothing."""
     problems: list[str] = []
     notices: list[str] = []
     if data.startswith(b"\xef\xbb\xbf"):
@@ -87,4 +87,4 @@ def read_labels(data: bytes, name: str) -> tuple[list[LabelRow], list[str], list
         rows.append(row)
     if not rows and not problems:
         problems.append(f"{name}: has no label rows")
-    return ([] if problems else rows), problems, notices
+    return rows, problems, notices
