@@ -11,4 +11,5 @@ def roles(request):
         "can_start_run": user.has_perm(role_perms.START_RUN),
         "can_review": user.has_perm(role_perms.REVIEW),
         "can_arbitrate": user.has_perm(role_perms.ARBITRATE),
+        "can_export": user.has_perm(role_perms.EXPORT),
     }

@@ -30,3 +30,14 @@ class JudgementForm(forms.Form):
 
 class ArbitrationForm(JudgementForm):
     verdict = forms.ChoiceField(choices=[(v.value, v.label) for v in FINAL_VERDICTS], widget=forms.RadioSelect)
+
+
+class SignForm(forms.Form):
+    password = forms.CharField(widget=forms.PasswordInput, help_text="your own password, to confirm it is you")
+
+
+class SheetForm(forms.Form):
+    since = forms.DateField(required=False, help_text="reviewed on or after (UTC date)")
+    until = forms.DateField(required=False, help_text="reviewed on or before")
+    reviewer = forms.CharField(required=False, max_length=150, help_text="only this reviewer's judgements")
+    settled_only = forms.BooleanField(required=False, label="settled pairs only")

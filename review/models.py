@@ -111,3 +111,46 @@ class CurrentVerdict(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pair", "reviewer"], name="one_current_verdict")]
         indexes = [models.Index(fields=["reviewer", "run_id"])]
+
+
+class ReviewerSignature(InsertOnly):
+    """A reviewer's signature over every judgement and arbitration they recorded up to `signed_at`,
+    confirmed with their password."""
+
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
+    full_name = models.CharField(max_length=300)
+    meaning = models.TextField()
+    signed_at = models.DateTimeField(auto_now_add=True)
+    records = models.IntegerField(help_text="judgements and arbitrations covered when signed")
+
+    class Meta:
+        ordering = ["signed_at", "id"]
+
+
+class SheetExport(models.Model):
+    """One export of a run's review sheet. Once complete, its files and fields never change."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        COMPLETE = "complete"
+        FAILED = "failed"
+
+    run = models.ForeignKey("screening.ScreeningRun", on_delete=models.PROTECT, related_name="sheet_exports")
+    exported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    selection = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    row_count = models.IntegerField(default=0)
+    csv_sha256 = models.CharField(max_length=64, blank=True)
+    manifest = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    job_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

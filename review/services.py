@@ -223,19 +223,20 @@ def _after(sort: str, cursor: str) -> Q:
 def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | None:
     """The next pair (in queue order) this reviewer has not judged and that still wants judgements.
 
-    Walks the queue in index order a chunk at a time and skips my pairs in Python: an anti-join over a
-    million pairs makes the database sort them all first."""
-    pairs = flt.apply(CandidatePair.objects.filter(status__in=[PENDING, JUDGED])).order_by(*flt.ordering())
+    Walks the queue in index order a chunk at a time and skips, in Python, my pairs and those that want no
+    more judgements: an anti-join or a status list over a million pairs makes the database sort them all."""
+    wanted = {PENDING, JUDGED}
+    pairs = flt.apply(CandidatePair.objects.all()).order_by(*flt.ordering())
     cursor = ""
     while True:
         page = pairs.filter(_after(flt.sort, cursor)) if cursor else pairs
-        rows = list(page.only("pk", "jaccard", "cluster")[:chunk])
+        rows = list(page.only("pk", "jaccard", "cluster", "status")[:chunk])
         if not rows:
             return None
         mine = set(CurrentVerdict.objects.filter(reviewer=reviewer, pair_id__in=[r.pk for r in rows])
                    .exclude(verdict=WITHDRAWN).values_list("pair_id", flat=True))
         for row in rows:
-            if row.pk not in mine:
+            if row.status in wanted and row.pk not in mine:
                 return CandidatePair.objects.get(pk=row.pk)
         cursor = _cursor(flt.sort, rows[-1])
 

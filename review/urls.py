@@ -13,4 +13,9 @@ urlpatterns = [
     path("arbitration/", views.arbitration_queue, name="arbitration_queue"),
     path("arbitration/<int:pk>/", views.arbitrate, name="arbitrate"),
     path("runs/<int:run_id>/dashboard/", views.dashboard, name="dashboard"),
+    path("sign/", views.sign, name="sign"),
+    path("runs/<int:run_id>/sheets/", views.sheet_start, name="sheet_start"),
+    path("sheets/<int:pk>/status/", views.sheet_status, name="sheet_status"),
+    path("sheets/<int:pk>/<str:part>/", views.sheet_download, name="sheet_download"),
+    path("signing-key/", views.signing_key, name="signing_key"),
 ]

@@ -2,16 +2,19 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+import redis
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dedup_site.roles import ARBITRATE, REVIEW, START_RUN, permission_required
-from review import present, services
-from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm
-from review.models import WITHDRAWN, CurrentVerdict
+from dedup_site import progress
+from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
+from review import present, services, sheet, sheets
+from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm, SheetForm, SignForm
+from review.models import WITHDRAWN, CurrentVerdict, ReviewerSignature, SheetExport
 from screening import runs
 from screening.models import CandidatePair, ScreeningRun
 
@@ -157,3 +160,75 @@ def dashboard(request, run_id):
     return render(request, "review/dashboard.html", {"run": run, "board": services.dashboard(run)})
 
 
+
+
+@require_http_methods(["GET", "POST"])
+def sign(request):
+    if not (request.user.has_perm(REVIEW) or request.user.has_perm(ARBITRATE)):
+        raise PermissionDenied("Signing is for reviewers.")
+    form = SignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            signature = sheets.signature_record(reviewer=request.user, password=form.cleaned_data["password"])
+        except services.ReviewRefused as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(request, f"Signed {signature.records} judgements as {signature.full_name} at "
+                                      f"{sheets.iso(signature.signed_at)}.")
+            return redirect("review:sign")
+    return render(request, "review/sign.html", {
+        "form": form, "meaning": sheet.REVIEWER_MEANING, "unsigned": sheets.unsigned_count(request.user),
+        "signatures": ReviewerSignature.objects.filter(reviewer=request.user).order_by("-signed_at")[:20],
+    })
+
+
+@require_POST
+@permission_required(EXPORT)
+def sheet_start(request, run_id):
+    run = get_object_or_404(ScreeningRun, pk=run_id)
+    form = SheetForm(request.POST)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            messages.error(request, f"{name}: {' '.join(errors)}")
+        return redirect(run)
+    try:
+        export = sheets.sheet_export_create(run=run, user=request.user, selection=sheets.Selection(**form.cleaned_data))
+        sheets.sheet_export_enqueue(export=export)
+    except services.ReviewRefused as error:
+        messages.error(request, str(error))
+    except (redis.RedisError, OSError, RuntimeError) as error:
+        sheets.sheet_export_fail(export_id=export.pk, error=f"the job queue (Redis) is not reachable: {error}")
+        messages.error(request, "The export could not be queued: the job queue is not reachable.")
+    else:
+        messages.success(request, f"Sheet export {export.pk} is queued; it appears below when ready.")
+    return redirect(f"{run.get_absolute_url()}#sheets")
+
+
+@require_GET
+@permission_required(EXPORT)
+def sheet_status(request, pk):
+    export = get_object_or_404(SheetExport, pk=pk)
+    state = (progress.read("sheet", export.pk) or {}) if export.is_active else {}
+    return JsonResponse({"status": export.status, "active": export.is_active,
+                         "fraction": 1.0 if not export.is_active else state.get("fraction", 0.0)})
+
+
+@require_GET
+@permission_required(EXPORT)
+def sheet_download(request, pk, part):
+    export = get_object_or_404(SheetExport, pk=pk, status=SheetExport.Status.COMPLETE)
+    csv_path, manifest_path = sheets.export_paths(export)
+    path = csv_path if part == "csv" else manifest_path
+    content_type = "text/csv; charset=utf-8" if part == "csv" else "application/json"
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type=content_type)  # noqa: SIM115
+
+
+@require_GET
+def signing_key(request):
+    key = sheets.site_key()
+    if request.GET.get("download"):
+        response = HttpResponse(sheet.public_pem(key), content_type="application/x-pem-file")
+        response["Content-Disposition"] = 'attachment; filename="dedup-review-signing-key.pub.pem"'
+        return response
+    return render(request, "review/signing_key.html", {
+        "pem": sheet.public_pem(key).decode(), "fingerprint": sheet.fingerprint(key)})

@@ -166,6 +166,10 @@ def run_detail(request, pk):
     if near:
         context["probability"] = runs.near_config_of(run).probability_at_threshold
     if run.status == ScreeningRun.Status.COMPLETE:
+        from review.forms import SheetForm
+
+        context["exports"] = run.sheet_exports.select_related("exported_by")
+        context["sheet_form"] = SheetForm()
         context["clusters"] = run.clusters.all()[:CLUSTERS_SHOWN]
         context["top_pairs"] = run.pairs.select_related("left", "right").order_by(
             "-jaccard", "left__doc_id", "right__doc_id")[:PAIRS_SHOWN]

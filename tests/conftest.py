@@ -84,6 +84,24 @@ def editor_client(client, editor):
 
 
 @pytest.fixture
+def editor2_client(editor2):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(editor2)
+    return client
+
+
+@pytest.fixture
+def arbiter_client(arbiter):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(arbiter)
+    return client
+
+
+@pytest.fixture
 def write(tmp_path):
     """Write a file under tmp_path from text (UTF-8) or bytes; return its path."""
 

@@ -37,20 +37,6 @@ def judge(client, p, verdict, reason="because", retained="both", **extra):
                        {"verdict": verdict, "reason": reason, "retained": retained, **extra})
 
 
-@pytest.fixture
-def editor2_client(editor2):
-    client = Client()
-    client.force_login(editor2)
-    return client
-
-
-@pytest.fixture
-def arbiter_client(arbiter):
-    client = Client()
-    client.force_login(arbiter)
-    return client
-
-
 @pytest.mark.django_db
 def test_seed001_flow_with_two_reviews_and_an_arbitration(import_records, editor, editor2, arbiter, editor_client,
                                                           editor2_client, arbiter_client):

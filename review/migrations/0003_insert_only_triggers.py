@@ -1,45 +1,15 @@
-"""The database itself refuses to change a judgement or an arbitration.
-
-PostgreSQL: a trigger refuses UPDATE and DELETE. SQLite: a trigger refuses UPDATE (row DELETE stays
-possible there only so the test runner can empty tables between tests; the application never deletes).
-"""
+"""The database itself refuses to change a judgement or an arbitration (see review/triggers.py)."""
 
 from django.db import migrations
+
+from review import triggers
 
 TABLES = ["review_judgement", "review_arbitration"]
 
 
-def create(apps, schema_editor):
-    connection = schema_editor.connection
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "CREATE OR REPLACE FUNCTION review_insert_only() RETURNS trigger AS $$ BEGIN "
-                "RAISE EXCEPTION '% rows are insert-only', TG_TABLE_NAME; END; $$ LANGUAGE plpgsql"
-            )
-            for table in TABLES:
-                cursor.execute(
-                    f"CREATE TRIGGER {table}_insert_only BEFORE UPDATE OR DELETE ON {table} "
-                    f"FOR EACH ROW EXECUTE FUNCTION review_insert_only()"
-                )
-        elif connection.vendor == "sqlite":
-            for table in TABLES:
-                cursor.execute(
-                    f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
-                    f"BEGIN SELECT RAISE(ABORT, '{table} rows are insert-only'); END"
-                )
-
-
-def drop(apps, schema_editor):
-    connection = schema_editor.connection
-    with connection.cursor() as cursor:
-        for table in TABLES:
-            if connection.vendor == "postgresql":
-                cursor.execute(f"DROP TRIGGER IF EXISTS {table}_insert_only ON {table}")
-            elif connection.vendor == "sqlite":
-                cursor.execute(f"DROP TRIGGER IF EXISTS {table}_no_update")
-
-
 class Migration(migrations.Migration):
     dependencies = [("review", "0002_arbitration_judgement_currentverdict_and_more")]
-    operations = [migrations.RunPython(create, drop)]
+    operations = [
+        migrations.RunPython(lambda apps, editor: triggers.create(editor, TABLES),
+                             lambda apps, editor: triggers.drop(editor, TABLES)),
+    ]

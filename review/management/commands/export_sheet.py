@@ -1,0 +1,41 @@
+import shutil
+from datetime import date
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from review import sheets
+from review.services import ReviewRefused
+from screening.models import ScreeningRun
+
+
+class Command(BaseCommand):
+    help = "Export a run's signed review sheet: FILE.csv and FILE.manifest.json beside it."
+
+    def add_arguments(self, parser):
+        parser.add_argument("run", type=int)
+        parser.add_argument("--out", type=Path, required=True)
+        parser.add_argument("--since", type=date.fromisoformat, help="reviewed on or after (YYYY-MM-DD, UTC)")
+        parser.add_argument("--until", type=date.fromisoformat, help="reviewed on or before")
+        parser.add_argument("--reviewer", default="", help="only this reviewer's judgements")
+        parser.add_argument("--settled-only", action="store_true")
+
+    def handle(self, *args, **options):
+        try:
+            run = ScreeningRun.objects.get(pk=options["run"])
+        except ScreeningRun.DoesNotExist as error:
+            raise CommandError(f"no run {options['run']}") from error
+        selection = sheets.Selection(since=options["since"], until=options["until"], reviewer=options["reviewer"],
+                                     settled_only=options["settled_only"])
+        try:
+            export = sheets.sheet_export_create(run=run, selection=selection)
+        except ReviewRefused as error:
+            raise CommandError(str(error)) from error
+        export = sheets.sheet_export_build(export=export)
+        csv_path, manifest_path = sheets.export_paths(export)
+        out: Path = options["out"]
+        manifest_out = out.with_name(out.stem + ".manifest.json")
+        shutil.copyfile(csv_path, out)
+        shutil.copyfile(manifest_path, manifest_out)
+        self.stdout.write(f"export {export.pk}: {export.row_count} rows to {out} (SHA-256 {export.csv_sha256}), "
+                          f"signed manifest {manifest_out}")

@@ -1,0 +1,43 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from review import sheet
+
+
+class Command(BaseCommand):
+    help = "Check a review sheet and its signed manifest offline; say valid or exactly what is wrong."
+
+    def add_arguments(self, parser):
+        parser.add_argument("csv", type=Path)
+        parser.add_argument("--manifest", type=Path, help="default: NAME.manifest.json beside the CSV")
+        parser.add_argument("--public-key", type=Path,
+                            help="the site's public key (PEM); default: this site's key, if it has one")
+
+    def handle(self, *args, **options):
+        csv_path: Path = options["csv"]
+        manifest_path = options["manifest"] or csv_path.with_name(csv_path.stem + ".manifest.json")
+        for path in (csv_path, manifest_path):
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise CommandError(f"{manifest_path}: not a JSON manifest ({error})") from error
+        if options["public_key"]:
+            key = sheet.load_public_key(options["public_key"].read_bytes())
+        else:
+            from review import sheets
+
+            if not sheets.key_path().exists():
+                raise CommandError("no public key: pass --public-key FILE (the site's key, from its signing-key page)")
+            key = sheets.site_key().public_key()
+        result = sheet.verify(csv_path.read_bytes(), manifest, key)
+        if not result.valid:
+            for problem in result.problems:
+                self.stderr.write(f"INVALID: {problem}")
+            raise CommandError(f"{csv_path.name} does not verify")
+        self.stdout.write(f"VALID: {csv_path.name}, export {manifest['export_id']} of run {manifest['run']}, "
+                          f"{manifest['row_count']} rows, exported by {manifest['exported_by']} at "
+                          f"{manifest['exported_at']}, key {sheet.fingerprint(key)}")

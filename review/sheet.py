@@ -1,0 +1,187 @@
+"""Signed review sheets: CSV bytes, manifest, Ed25519 signature and the offline check (no Django imports).
+
+The CSV is UTF-8 without BOM, RFC 4180 (CRLF, every field quoted), fixed columns, rows in a fixed order.
+Each row carries its number and a hash chain (SHA-256 of the previous row's chain value and this row's
+cells), so a verifier can say which row was edited, dropped or moved. The manifest names the export, the
+run, who exported it and when, the row count, the SHA-256 of the CSV bytes, the previous export's manifest
+hash and the meaning of the signature; it is signed with the site's Ed25519 key.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+FORMAT = "dedup-review-sheet-v1"
+MEANING = ("The exporting site attests that this sheet holds every judgement and arbitration of the run that "
+           "matched the selection at export time, as recorded; each reviewer's own signature is shown per row.")
+REVIEWER_MEANING = "I reviewed these pairs and these verdicts are mine."
+COLUMNS = [
+    "export_id", "row", "run_id", "pair_id", "record", "left_doc_id", "right_doc_id", "left_source_id",
+    "right_source_id", "left_version", "right_version", "left_source_sha256", "right_source_sha256", "jaccard",
+    "minhash_estimate", "revision_signals", "reviewer", "verdict", "reason", "retained_version", "related_source",
+    "reviewed_at", "signed_at", "arbitration_status", "final_verdict", "arbiter", "arbitrated_at", "chain",
+]
+DANGEROUS = ("=", "+", "-", "@", "\t", "\r", "\n")
+GENESIS = "0" * 64
+
+
+def neutralise(value: object) -> str:
+    """Text a spreadsheet shows but never runs: a cell starting with = + - @ tab CR LF gets a leading '."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(DANGEROUS) else text
+
+
+def _chain(previous: str, cells: list[str]) -> str:
+    payload = json.dumps([previous, cells], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()
+
+
+def csv_lines(export_id: int, records: Iterable[dict]) -> Iterator[bytes]:
+    """The sheet's bytes, line by line: the header, then each record (a dict of COLUMNS without export_id,
+    row and chain) numbered and chained in the order given."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
+
+    def line(cells: list[str]) -> bytes:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(cells)
+        return buffer.getvalue().encode("utf-8")
+
+    yield line(COLUMNS)
+    previous = GENESIS
+    for number, record in enumerate(records, start=1):
+        cells = [str(export_id), str(number)] + [neutralise(record.get(c, "")) for c in COLUMNS[2:-1]]
+        previous = _chain(previous, cells)
+        yield line(cells + [previous])
+
+
+def canonical(manifest: dict) -> bytes:
+    body = {k: v for k, v in manifest.items() if k != "signature"}
+    return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def manifest_sha256(manifest: dict) -> str:
+    return hashlib.sha256(canonical(manifest)).hexdigest()
+
+
+# --- keys ------------------------------------------------------------------------------------------
+
+
+def load_or_create_key(path: Path) -> Ed25519PrivateKey:
+    """The site's signing key, generated on first use and kept (mode 0600) outside the repository."""
+    if path.exists():
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        if not isinstance(key, Ed25519PrivateKey):
+            raise ValueError(f"{path} is not an Ed25519 private key")
+        return key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(pem)
+    tmp.chmod(0o600)
+    try:
+        os.link(tmp, path)  # never replaces a key another process created meanwhile
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return load_or_create_key(path)
+
+
+def public_pem(key: Ed25519PrivateKey | Ed25519PublicKey) -> bytes:
+    public = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
+    return public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def fingerprint(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
+    public = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def sign(manifest: dict, key: Ed25519PrivateKey) -> dict:
+    signed = dict(manifest, public_key_fingerprint=fingerprint(key))
+    signed["signature"] = base64.b64encode(key.sign(canonical(signed))).decode("ascii")
+    return signed
+
+
+# --- verification ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    valid: bool
+    problems: list[str]
+
+
+def _diagnose(data: bytes) -> list[str]:
+    """Say which rows were edited, dropped or moved, from the row numbers and the hash chain."""
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as error:
+        return [f"the CSV cannot be read ({error})"]
+    if not rows or rows[0] != COLUMNS:
+        return ["the header row was changed"]
+    body = rows[1:]
+    for line, row in enumerate(body, start=2):
+        if len(row) != len(COLUMNS) or not row[1].isdigit():
+            return [f"line {line} is malformed (its cells or its row number were changed)"]
+    numbers = [int(row[1]) for row in body]
+    missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" …" if len(missing) > 10 else "")
+        return [f"row{'s' if len(missing) > 1 else ''} {shown} {'are' if len(missing) > 1 else 'is'} missing (dropped)"]
+    if numbers != sorted(numbers):
+        line = next(i for i, n in enumerate(numbers) if n != i + 1) + 2
+        return [f"rows were reordered: line {line} holds row {numbers[line - 2]}, where row {line - 1} belongs"]
+    previous = GENESIS
+    for line, row in enumerate(body, start=2):
+        if _chain(previous, row[:-1]) != row[-1]:
+            return [f"row {row[1]} (line {line}) was edited: its cells do not match its chain hash"]
+        previous = row[-1]
+    return []
+
+
+def verify(data: bytes, manifest: dict, public_key: Ed25519PublicKey) -> Verdict:
+    """Check a sheet's bytes against its manifest and the manifest against the public key."""
+    problems = []
+    try:
+        signature = base64.b64decode(manifest.get("signature", ""), validate=True)
+        public_key.verify(signature, canonical(manifest))
+    except (InvalidSignature, ValueError):
+        problems.append("the manifest's signature is not valid for this public key: the manifest was edited, or "
+                        "signed by another key")
+    if manifest.get("format") != FORMAT:
+        problems.append(f"the manifest format is {manifest.get('format')!r}, expected {FORMAT!r}")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != manifest.get("csv_sha256"):
+        first = data.split(b"\r\n", 2)
+        export_cell = next(csv.reader([first[1].decode("utf-8", "replace")]), [""])[0] if len(first) > 1 else ""
+        if export_cell and export_cell != str(manifest.get("export_id")):
+            problems.append(f"this CSV belongs to export {export_cell}, the manifest to export "
+                            f"{manifest.get('export_id')}")
+        problems.extend(_diagnose(data))
+        problems.append(f"the CSV's SHA-256 is {digest}, the manifest says {manifest.get('csv_sha256')}")
+    return Verdict(not problems, problems)
+
+
+def load_public_key(pem: bytes) -> Ed25519PublicKey:
+    key = serialization.load_pem_public_key(pem)
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError("not an Ed25519 public key")
+    return key

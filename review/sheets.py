@@ -1,0 +1,235 @@
+"""Review-sheet services: reviewers sign their judgements; admins export signed sheets (RQ job for size)."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from review import sheet
+from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
+from review.services import SETTLED, ReviewRefused
+from screening.models import CandidatePair, ScreeningRun
+
+BATCH = 500
+
+
+def key_path() -> Path:
+    return settings.DATA_DIR / "keys" / "sheet-signing-ed25519.pem"
+
+
+def site_key():
+    return sheet.load_or_create_key(key_path())
+
+
+# --- reviewer signatures ---------------------------------------------------------------------------
+
+
+def signature_record(*, reviewer, password: str) -> ReviewerSignature:
+    """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
+    if not reviewer.check_password(password or ""):
+        raise ReviewRefused("the password does not match your account; nothing was signed")
+    count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()
+    if not count:
+        raise ReviewRefused("you have no judgement to sign yet")
+    name = reviewer.get_full_name() or reviewer.get_username()
+    return ReviewerSignature.objects.create(reviewer=reviewer, full_name=name, meaning=sheet.REVIEWER_MEANING,
+                                            records=count)
+
+
+def unsigned_count(reviewer) -> int:
+    last = ReviewerSignature.objects.filter(reviewer=reviewer).order_by("-signed_at").first()
+    judgements = Judgement.objects.filter(reviewer=reviewer)
+    arbitrations = Arbitration.objects.filter(arbiter=reviewer)
+    if last:
+        judgements = judgements.filter(created_at__gt=last.signed_at)
+        arbitrations = arbitrations.filter(created_at__gt=last.signed_at)
+    return judgements.count() + arbitrations.count()
+
+
+class _SignedAt:
+    """When a user's record was signed: their first signature at or after the record's time."""
+
+    def __init__(self):
+        self.times: dict[int, list[datetime]] = {}
+
+    def __call__(self, user_id: int, at: datetime) -> str:
+        if user_id not in self.times:
+            self.times[user_id] = list(ReviewerSignature.objects.filter(reviewer_id=user_id).order_by("signed_at")
+                                       .values_list("signed_at", flat=True))
+        times = self.times[user_id]
+        i = bisect.bisect_left(times, at)
+        return iso(times[i]) if i < len(times) else "unsigned"
+
+
+def iso(moment: datetime | None) -> str:
+    return "" if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+# --- the sheet -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Selection:
+    since: date | None = None
+    until: date | None = None
+    reviewer: str = ""
+    settled_only: bool = False
+
+    def as_dict(self) -> dict:
+        return {k: (v.isoformat() if isinstance(v, date) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Selection:
+        return cls(since=date.fromisoformat(data["since"]) if data.get("since") else None,
+                   until=date.fromisoformat(data["until"]) if data.get("until") else None,
+                   reviewer=data.get("reviewer", ""), settled_only=bool(data.get("settled_only")))
+
+    def window(self, field: str) -> Q:
+        """Records from the start of `since` to the end of `until` (UTC days)."""
+        q = Q()
+        if self.since:
+            q &= Q(**{f"{field}__gte": datetime.combine(self.since, time.min, UTC)})
+        if self.until:
+            q &= Q(**{f"{field}__lte": datetime.combine(self.until, time.max, UTC)})
+        return q
+
+    def contains(self, moment: datetime) -> bool:
+        return (not self.since or moment >= datetime.combine(self.since, time.min, UTC)) and (
+            not self.until or moment <= datetime.combine(self.until, time.max, UTC))
+
+
+def _pairs(run: ScreeningRun, selection: Selection):
+    pairs = CandidatePair.objects.filter(run=run).filter(Q(judgements__isnull=False) | Q(arbitrations__isnull=False))
+    if selection.settled_only:
+        pairs = pairs.filter(status=SETTLED)
+    return pairs.distinct().order_by("pk")
+
+
+def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable[[float], None] | None = None
+                  ) -> Iterator[dict]:
+    """One record per judgement and per arbitration, by pair, judgements first (oldest first)."""
+    signed_at = _SignedAt()
+    pks = list(_pairs(run, selection).values_list("pk", flat=True))
+    for start in range(0, len(pks), BATCH):
+        chunk = pks[start : start + BATCH]
+        pairs = CandidatePair.objects.filter(pk__in=chunk).select_related(
+            "left__upload__source", "right__upload__source").order_by("pk")
+        judgements: dict[int, list[Judgement]] = {}
+        for j in Judgement.objects.filter(pair_id__in=chunk).filter(selection.window("created_at")).filter(
+                Q(reviewer__username=selection.reviewer) if selection.reviewer else Q()
+        ).select_related("reviewer").order_by("created_at", "id"):
+            judgements.setdefault(j.pair_id, []).append(j)
+        arbitrations: dict[int, list[Arbitration]] = {}
+        for a in Arbitration.objects.filter(pair_id__in=chunk).select_related("arbiter").order_by("created_at", "id"):
+            arbitrations.setdefault(a.pair_id, []).append(a)
+        for pair in pairs:
+            final = (arbitrations.get(pair.pk) or [None])[-1]
+            common = {
+                "run_id": run.pk, "pair_id": pair.pk, "left_doc_id": pair.left.doc_id,
+                "right_doc_id": pair.right.doc_id, "left_source_id": pair.left.source_id,
+                "right_source_id": pair.right.source_id, "left_version": pair.left.version,
+                "right_version": pair.right.version, "left_source_sha256": pair.left.upload.source.sha256,
+                "right_source_sha256": pair.right.upload.source.sha256, "jaccard": repr(pair.jaccard),
+                "minhash_estimate": "" if pair.minhash_estimate is None else repr(pair.minhash_estimate),
+                "revision_signals": pair.signals_text, "arbitration_status": pair.status,
+                "final_verdict": pair.final_verdict, "arbiter": final.arbiter.get_username() if final else "",
+                "arbitrated_at": iso(final.created_at) if final else "",
+            }
+            for j in judgements.get(pair.pk, []):
+                yield dict(common, record="judgement", reviewer=j.reviewer.get_username(), verdict=j.verdict,
+                           reason=j.reason, retained_version=j.retained, related_source=j.related_source,
+                           reviewed_at=iso(j.created_at), signed_at=signed_at(j.reviewer_id, j.created_at))
+            if selection.reviewer:
+                continue  # a reviewer's selection holds their judgements only
+            for a in arbitrations.get(pair.pk, []):
+                if not selection.contains(a.created_at):
+                    continue
+                yield dict(common, record="arbitration", reviewer="", verdict=a.verdict, reason=a.reason,
+                           retained_version=a.retained, related_source=a.related_source,
+                           reviewed_at=iso(a.created_at), signed_at=signed_at(a.arbiter_id, a.created_at))
+        if on_progress:
+            on_progress(min(1.0, (start + BATCH) / max(len(pks), 1)))
+
+
+def export_dir(export: SheetExport) -> Path:
+    return settings.DATA_DIR / "exports" / str(export.pk)
+
+
+def export_paths(export: SheetExport) -> tuple[Path, Path]:
+    directory = export_dir(export)
+    return directory / f"run-{export.run_id}-sheet-{export.pk}.csv", directory / \
+        f"run-{export.run_id}-sheet-{export.pk}.manifest.json"
+
+
+def sheet_export_create(*, run: ScreeningRun, user=None, selection: Selection | None = None) -> SheetExport:
+    if run.status != ScreeningRun.Status.COMPLETE:
+        raise ReviewRefused(f"run {run.pk} is not complete")
+    return SheetExport.objects.create(run=run, exported_by=user, selection=(selection or Selection()).as_dict())
+
+
+def sheet_export_enqueue(*, export: SheetExport) -> SheetExport:
+    from rq import Callback
+
+    from dedup_site.queues import get_queue
+
+    job = get_queue().enqueue("review.jobs.sheet_job", export.pk, on_failure=Callback("review.jobs.sheet_job_failed"),
+                              job_timeout=settings.RQ_JOB_TIMEOUT)
+    SheetExport.objects.filter(pk=export.pk).update(job_id=job.id)
+    export.job_id = job.id
+    return export
+
+
+def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], None] | None = None) -> SheetExport:
+    """Write the CSV and its signed manifest (read-only files) and mark the export complete. A finished
+    export is never rebuilt or changed."""
+    if export.status == SheetExport.Status.COMPLETE:
+        return export
+    SheetExport.objects.filter(pk=export.pk).update(status=SheetExport.Status.RUNNING, error="")
+    csv_path, manifest_path = export_paths(export)
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    for path in (csv_path, manifest_path):
+        if path.exists():  # left by an attempt that died before completing
+            path.chmod(0o600)
+            path.unlink()
+    digest, rows = hashlib.sha256(), -1
+    with open(csv_path, "wb") as out:
+        for line in sheet.csv_lines(export.pk, sheet_records(export.run, Selection.from_dict(export.selection),
+                                                             on_progress)):
+            digest.update(line)
+            out.write(line)
+            rows += 1
+        out.flush()
+        os.fsync(out.fileno())
+    previous = (SheetExport.objects.filter(run=export.run, status=SheetExport.Status.COMPLETE, pk__lt=export.pk)
+                .order_by("-pk").first())
+    manifest = sheet.sign({
+        "format": sheet.FORMAT, "export_id": export.pk, "run": export.run_id, "corpus": export.run.corpus.name,
+        "exported_by": export.exported_by.get_username() if export.exported_by else "command line",
+        "exported_at": iso(timezone.now()), "row_count": rows, "csv_sha256": digest.hexdigest(),
+        "csv_file": csv_path.name, "selection": export.selection,
+        "previous_export": previous.pk if previous else None,
+        "previous_manifest_sha256": sheet.manifest_sha256(previous.manifest) if previous else None,
+        "meaning": sheet.MEANING,
+    }, site_key())
+    manifest_path.write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    for path in (csv_path, manifest_path):
+        path.chmod(0o444)
+    SheetExport.objects.filter(pk=export.pk).update(status=SheetExport.Status.COMPLETE, finished_at=timezone.now(),
+                                                     row_count=rows, csv_sha256=digest.hexdigest(), manifest=manifest)
+    export.refresh_from_db()
+    return export
+
+
+def sheet_export_fail(*, export_id: int, error: str) -> None:
+    SheetExport.objects.filter(pk=export_id).exclude(status=SheetExport.Status.COMPLETE).update(
+        status=SheetExport.Status.FAILED, finished_at=timezone.now(), error=error[:5000])
