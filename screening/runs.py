@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import uuid
 from collections.abc import Callable, Iterator
 from importlib import metadata
 
@@ -84,12 +85,14 @@ def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
 
     from dedup_site.queues import get_queue
 
-    job = get_queue().enqueue(
+    # Our own job id: django-rq defers the enqueue to the commit inside a transaction and then returns None.
+    job_id = f"run-{run.pk}-{uuid.uuid4().hex[:12]}"
+    get_queue().enqueue(
         "screening.jobs.run_job", run.pk, on_failure=Callback("screening.jobs.run_job_failed"),
-        job_timeout=settings.RQ_JOB_TIMEOUT,
+        job_timeout=settings.RQ_JOB_TIMEOUT, job_id=job_id,
     )
-    ScreeningRun.objects.filter(pk=run.pk).update(job_id=job.id)
-    run.job_id = job.id
+    ScreeningRun.objects.filter(pk=run.pk).update(job_id=job_id)
+    run.job_id = job_id
     return run
 
 

@@ -1,0 +1,115 @@
+"""Every URL of the site × every role answers as intended. A new URL without an entry here fails the test."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from screening import runs
+from screening.models import CandidatePair, Corpus, Document
+from tests.seeds import SEED001
+
+ROLES = ["anonymous", "editor", "arbiter", "admin"]
+ANYONE_LOGGED_IN = {"editor", "arbiter", "admin"}
+REVIEWERS = {"editor", "arbiter"}
+
+# name: (method, who may use it). Django's own admin has its own log-in for staff.
+TABLE = {
+    "login": ("GET", "public"),
+    "logout": ("POST", "public"),
+    "screening:corpus_list": ("GET", ANYONE_LOGGED_IN),
+    "screening:corpus_detail": ("GET", ANYONE_LOGGED_IN),
+    "screening:upload_create": ("POST", {"admin"}),
+    "screening:upload_status": ("GET", ANYONE_LOGGED_IN),
+    "screening:document_detail": ("GET", ANYONE_LOGGED_IN),
+    "screening:run_start": ("POST", {"admin"}),
+    "screening:run_detail": ("GET", ANYONE_LOGGED_IN),
+    "screening:run_status": ("GET", ANYONE_LOGGED_IN),
+    "screening:run_retry": ("POST", {"admin"}),
+    "screening:exact_groups": ("GET", ANYONE_LOGGED_IN),
+    "screening:pair_detail": ("GET", ANYONE_LOGGED_IN),
+    "screening:labels": ("GET", ANYONE_LOGGED_IN),
+    "screening:compare": ("GET", ANYONE_LOGGED_IN),
+    "screening:evaluation": ("GET", ANYONE_LOGGED_IN),
+    "screening:labels_from_verdicts": ("POST", {"admin"}),
+    "review:queue": ("GET", REVIEWERS),
+    "review:next": ("GET", REVIEWERS),
+    "review:pair": ("GET", REVIEWERS),
+    "review:judge": ("POST", REVIEWERS),
+    "review:undo": ("POST", REVIEWERS),
+    "review:arbitration_queue": ("GET", {"arbiter"}),
+    "review:arbitrate": ("GET", {"arbiter"}),
+    "review:dashboard": ("GET", ANYONE_LOGGED_IN),
+    "review:sign": ("GET", REVIEWERS),
+    "review:sheet_start": ("POST", {"admin"}),
+    "review:sheet_status": ("GET", {"admin"}),
+    "review:sheet_download": ("GET", {"admin"}),
+    "review:signing_key": ("GET", ANYONE_LOGGED_IN),
+}
+IGNORED_PREFIXES = ("admin:",)  # Django admin: staff only, checked separately
+
+
+def url_names(patterns=None, namespace=""):
+    for p in patterns if patterns is not None else get_resolver().url_patterns:
+        if isinstance(p, URLResolver):
+            ns = f"{namespace}{p.namespace}:" if p.namespace else namespace
+            yield from url_names(p.url_patterns, ns)
+        elif isinstance(p, URLPattern) and p.name:
+            yield f"{namespace}{p.name}"
+
+
+def test_every_url_has_an_entry():
+    names = {n for n in url_names() if not n.startswith(IGNORED_PREFIXES)}
+    assert names - set(TABLE) == set(), "add these URLs to the permission table"
+    assert set(TABLE) - names == set()
+
+
+@pytest.fixture
+def world(import_records, admin_user, editor, arbiter):
+    import_records("zh", SEED001)
+    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True))
+    pair = CandidatePair.objects.filter(run=run).first()
+    doc = Document.objects.first()
+    clients = {"anonymous": Client()}
+    for role, user in (("editor", editor), ("arbiter", arbiter), ("admin", admin_user)):
+        clients[role] = Client()
+        clients[role].force_login(user)
+    args = {
+        "corpus_detail": ["zh"], "upload_status": [doc.upload_id], "document_detail": [doc.pk],
+        "run_start": ["zh"], "run_detail": [run.pk], "run_status": [run.pk], "run_retry": [run.pk],
+        "exact_groups": [run.pk], "pair_detail": [pair.pk], "labels": ["zh"], "compare": ["zh"],
+        "evaluation": [run.pk], "labels_from_verdicts": [run.pk], "pair": [pair.pk], "judge": [pair.pk],
+        "arbitrate": [pair.pk], "dashboard": [run.pk], "sheet_start": [run.pk], "sheet_status": [1],
+        "sheet_download": [1, "csv"],
+    }
+    return clients, args
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_each_role_gets_what_the_table_says(world, name):
+    clients, args = world
+    method, allowed = TABLE[name]
+    url = reverse(name, args=args.get(name.split(":")[-1], []))
+    for role in ROLES:
+        client = clients[role]
+        response = client.post(url, {}) if method == "POST" else client.get(url)
+        code = response.status_code
+        assert code < 500, (name, role, code)
+        if allowed == "public":
+            assert code in (200, 302), (name, role, code)
+        elif role == "anonymous":
+            assert code == 302 and "/login/" in response.url, (name, role, code)
+        elif role in allowed:
+            assert code != 403 and not (code == 302 and "/login/" in response.url), (name, role, code)
+        else:
+            assert code == 403, (name, role, code)
+
+
+@pytest.mark.django_db
+def test_django_admin_is_for_staff_only(world, django_user_model):
+    clients, _ = world
+    for role in ROLES:
+        response = clients[role].get(reverse("admin:index"))
+        assert response.status_code == 302 and "/login/" in response.url, role
