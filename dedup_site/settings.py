@@ -36,7 +36,7 @@ DEBUG = env_bool("DJANGO_DEBUG")
 
 # Local state: database, stored sources, embedded Redis, generated keys. Never served.
 DATA_DIR = Path(env("DEDUP_DATA_DIR", str(BASE_DIR / "var"))).resolve()
-SOURCES_DIR = DATA_DIR / "sources"
+SOURCES_DIR = Path(env("DEDUP_SOURCES_DIR", str(DATA_DIR / "sources"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 
@@ -204,6 +204,7 @@ RQ_QUEUES = {
     },
 }
 RQ_SHOW_ADMIN_LINK = False
+RQ = {"WORKER_CLASS": "dedup_site.worker.DedupWorker"}
 
 # Ingest limits (bytes unless stated), counted while streaming, never from declared sizes.
 DEDUP_LIMITS = {

@@ -135,3 +135,36 @@ def import_records(db):
         return upload
 
     return _import
+
+
+@pytest.fixture
+def worker_process(queue):
+    """Start a real worker process (`manage.py worker`) on this test's database and Redis."""
+    import os
+    import subprocess
+    import sys
+
+    from django.db import connection
+
+    started = []
+
+    def start():
+        db = connection.settings_dict
+        if db["ENGINE"].endswith("sqlite3"):
+            url = f"sqlite:///{db['NAME']}"
+        else:
+            url = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+        env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="dedup_site.settings",
+                   DEDUP_SOURCES_DIR=str(settings.SOURCES_DIR))
+        process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=Path(__file__).resolve().parent.parent,
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
 from django.urls import reverse
 
 from screening import runs
@@ -177,26 +173,11 @@ def test_export_pairs_refuses_an_incomplete_run(import_records, tmp_path):
         call_command("export_pairs", str(run.pk), "--out", str(tmp_path / "x.csv"))
 
 
-def _subprocess_env() -> dict:
-    """Settings for a worker process that must use this test's database and Redis."""
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        url = f"sqlite:///{db['NAME']}"
-    else:
-        url = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    return dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="dedup_site.settings")
-
-
 @pytest.mark.django_db(transaction=True)
-def test_screen_wait_blocks_until_a_worker_process_finishes(import_records, queue, capsys):
+def test_screen_wait_blocks_until_a_worker_process_finishes(import_records, worker_process, capsys):
     import_records("seed", SEED000)
-    worker = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=_subprocess_env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        call_command("screen", "--corpus", "seed", "--exact", "--wait")
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+    worker_process()
+    call_command("screen", "--corpus", "seed", "--exact", "--wait")
     assert "exact pass: 1 groups of 2+" in capsys.readouterr().out
     assert ScreeningRun.objects.get().status == "complete"
 

@@ -1,0 +1,96 @@
+"""Faults on real processes: a killed work-horse, Redis down when a run is started."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+
+import psutil
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from screening import runs, services
+from screening.models import CandidatePair, Corpus, Document, ScreeningRun, Upload
+
+TIMEOUT = 90  # seconds within which a fault must end in a final state
+
+
+def wait_for(predicate, what: str, timeout: float = TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def kill_work_horse(worker) -> int:
+    """SIGKILL the worker's work-horse (the forked child doing the job)."""
+    wait_for(lambda: psutil.Process(worker.pid).children(), "a work-horse to start")
+    horses = psutil.Process(worker.pid).children()
+    for horse in horses:
+        horse.send_signal(signal.SIGKILL)
+    return len(horses)
+
+
+def big_jsonl(n: int) -> bytes:
+    words = "sensor voltage motor signal relay archive guide manual revision backup source".split()
+    return "".join(json.dumps({"doc_id": f"d{i:07}", "language": "en",
+                               "body": " ".join(words[(i + j) % len(words)] for j in range(60)) + f" {i}"}) + "\n"
+                   for i in range(n)).encode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_upload_job_ends_failed_with_nothing_stored(worker_process):
+    data = big_jsonl(250_000)
+    upload = services.upload_create(corpus_name="big", chunks=[data], size=len(data), original_name="big.jsonl")
+    services.upload_enqueue(upload=upload)
+    worker = worker_process()
+    wait_for(lambda: Upload.objects.get(pk=upload.pk).status == "running", "the upload to start")
+    time.sleep(1.0)
+    assert kill_work_horse(worker) == 1
+    wait_for(lambda: Upload.objects.get(pk=upload.pk).status == "failed", "the upload to be marked failed")
+    upload.refresh_from_db()
+    assert "the worker process doing this job died" in upload.error
+    assert Document.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_run_ends_failed_with_no_results_and_runs_again(worker_process, import_records, run_worker):
+    rng = random.Random(5)
+    records = [{"doc_id": f"d{i:06}", "language": "en",
+                "body": " ".join(f"w{rng.randrange(50_000)}" for _ in range(300))} for i in range(15_000)]
+    import_records("big", records)
+    run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
+    worker = worker_process()
+    wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "running", "the run to start")
+    time.sleep(1.0)
+    assert kill_work_horse(worker) == 1
+    wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "failed", "the run to be marked failed")
+    assert not CandidatePair.objects.filter(run=run).exists()
+    worker.terminate()
+    worker.wait(timeout=30)
+    runs.run_retry(run=ScreeningRun.objects.get(pk=run.pk))
+    run_worker()
+    assert ScreeningRun.objects.get(pk=run.pk).status == "complete"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_redis_down_when_a_run_is_started_gives_a_clear_error_and_keeps_the_run(admin_client, import_records,
+                                                                               monkeypatch):
+    import django_rq.settings as rq_settings
+
+    import_records("zh", [{"doc_id": "a", "language": "en", "body": "some text here"}])
+    # Point the site at a Redis that is not there (a real refused connection, nothing faked in our code).
+    dead = "redis://127.0.0.1:1/0"
+    monkeypatch.setattr(settings, "REDIS_URL", dead)
+    monkeypatch.setitem(rq_settings.QUEUES, "default", dict(rq_settings.QUEUES["default"], URL=dead))
+    response = admin_client.post(reverse("screening:run_start", args=["zh"]), {"exact": "on"}, follow=True)
+    page = response.content.decode()
+    assert "The run could not be queued: the job queue (Redis) is not reachable" in page
+    run = ScreeningRun.objects.get()
+    assert run.status == "failed" and "not reachable" in run.error
+    assert "Run again" in page
