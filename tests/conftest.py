@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from django.db import connections
 
 from dedup_site import redis_server, roles
 from dedup_site.queues import ensure_redis, get_queue
+from tests import browser_helpers
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -168,3 +170,18 @@ def worker_process(queue):
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture
+def browser():
+    # Playwright's sync API runs an event loop in this thread; the ORM calls in these tests are still sync.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=browser_helpers.CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield chromium
+        chromium.close()
+    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -12,11 +10,8 @@ from review.models import Judgement
 from screening import runs
 from screening.engine.near import NearConfig
 from screening.models import CandidatePair, Corpus
+from tests.browser_helpers import CHROMIUM, HOSTILE, login, shot
 from tests.seeds import SEED001
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
-HOSTILE = 'Intro <script>alert(1)</script> and "><img src=x onerror=alert(1)> and {{ 7*7 }} closing words.'
 
 pytestmark = [
     pytest.mark.browser,
@@ -24,42 +19,10 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def browser():
-    # Playwright's sync API runs an event loop in this thread; the ORM calls in these tests are still sync.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield chromium
-        chromium.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-
-
-def login(browser, live_server, username):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    dialogs = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "correct horse battery")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    return page, dialogs
-
-
 def make_run(import_records, corpus, records):
     import_records(corpus, records)
     run = runs.run_create(corpus=Corpus.objects.get(name=corpus), exact=True, near=True, near_config=NearConfig())
     return runs.run_execute(run=run)
-
-
-def shot(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -131,3 +94,46 @@ def test_hostile_documents_run_no_script_and_read_as_written(browser, live_serve
     assert "<script>alert(1)</script>" in page.locator("#pane-left").inner_text()
     assert "{{ 7*7 }}" in page.locator("#pane-left").inner_text()
     shot(page, "review-hostile")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_hostile_zip_corpus_runs_no_script_on_any_page(browser, live_server, editor, tmp_path):
+    import io
+    import zipfile
+
+    from django.core.management import call_command
+
+    from screening import services
+
+    rtl = "\u202eevil\u202c"
+    members = {
+        "<script>alert(1)<\\script>.txt": "First " + HOSTILE,
+        '"><img src=x onerror=alert(1)>.txt': "Second " + HOSTILE,
+        "javascript:alert(1).txt": "{% csrf_token %} " + rtl + " " + "long line " * 2000,
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, body in members.items():
+            zf.writestr(name, body)
+    data = buffer.getvalue()
+    upload = services.upload_process(upload=services.upload_create(
+        corpus_name="zip", chunks=[data], size=len(data), original_name="<b>hostile<b>.zip", language="en"))
+    assert upload.status == "complete", upload.problems
+    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zip"), exact=True, near=True,
+                                               near_config=NearConfig(storage_floor=0.05)))
+    page, dialogs = login(browser, live_server, editor.username)
+    urls = ["/corpora/zip/", f"/runs/{run.pk}/", f"/review/?run={run.pk}"]
+    urls += [f"/documents/{pk}/" for pk in run.corpus.documents.values_list("pk", flat=True)]
+    urls += [f"/review/pairs/{pk}/" for pk in run.pairs.values_list("pk", flat=True)]
+    for url in urls:
+        page.goto(live_server.url + url)
+        page.wait_for_load_state("networkidle")
+        assert dialogs == [] and page.locator("img[src=x]").count() == 0 and page.locator("b").count() == 0, url
+    page.goto(f"{live_server.url}/corpora/zip/")
+    text = page.locator("main").inner_text()
+    assert '"><img src=x onerror=alert(1)>' in text and "<b>hostile<b>.zip" in text and "javascript:alert(1)" in text
+    assert page.locator("a[href^='javascript:']").count() == 0
+    shot(page, "hostile-zip-corpus")
+    out = tmp_path / "pairs.csv"
+    call_command("export_pairs", str(run.pk), "--out", str(out))
+    assert "=" not in [line[:1] for line in out.read_text(encoding="utf-8").splitlines()]

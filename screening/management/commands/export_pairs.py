@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from review.sheet import neutralise
 from screening import runs
 from screening.models import ScreeningRun
 
@@ -26,6 +27,6 @@ class Command(BaseCommand):
             writer = csv.writer(out, lineterminator="\r\n")
             writer.writerow(runs.PAIR_COLUMNS)
             for row in runs.pair_rows(run):
-                writer.writerow(row)
+                writer.writerow([neutralise(cell) for cell in row])
                 count += 1
         self.stdout.write(f"{count} pairs of run {run.pk} written to {options['out']}")
