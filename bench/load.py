@@ -1,0 +1,188 @@
+"""Load on gunicorn over loopback: 20 editors judging at once, then 50 users browsing queue and pair pages.
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/dedup_load .venv/bin/python bench/load.py \
+        [--seconds 60] [--editors 20] [--browsers 50] [--pairs 20000]
+
+The database must be a fresh, empty one (SQLite in a throwaway folder when DATABASE_URL is unset). Every
+request goes to 127.0.0.1 only; loops are bounded in time. Prints judgements submitted vs stored (none lost,
+none doubled) and the latency percentiles of the browsing phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.cookiejar
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DEDUP_DATA_DIR", tempfile.mkdtemp(prefix="dedup-load-"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedup_site.settings")
+PORT = 8765
+BASE = f"http://127.0.0.1:{PORT}"
+PASSWORD = "load-test-password-1"  # noqa: S105 - a throwaway account in a throwaway database
+CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class Session:
+    def __init__(self):
+        self.jar = http.cookiejar.CookieJar()
+        self.follow = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.stay = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect)
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        with self.follow.open(BASE + path, timeout=30) as response:
+            return response.status, response.geturl(), response.read().decode()
+
+    def post(self, path: str, data: dict) -> tuple[int, str]:
+        body = urllib.parse.urlencode(data).encode()
+        request = urllib.request.Request(BASE + path, data=body, headers={"Referer": BASE + path})
+        try:
+            with self.stay.open(request, timeout=30) as response:
+                return response.status, ""
+        except urllib.error.HTTPError as error:  # 302 arrives as an "error" without redirect handling
+            return error.code, error.headers.get("Location", "")
+
+    def login(self, username: str) -> None:
+        _, _, page = self.get("/accounts/login/")
+        status, _ = self.post("/accounts/login/", {"username": username, "password": PASSWORD,
+                                                    "csrfmiddlewaretoken": CSRF_RE.search(page).group(1)})
+        assert status == 302, f"log-in of {username} failed ({status})"
+
+
+def setup(n_pairs: int, editors: int) -> int:
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+
+    from bench.review_pages import fill
+
+    call_command("migrate", verbosity=0)
+    run_id = fill(n_pairs, n_docs=2000)
+    group = Group.objects.get(name="editors")
+    for i in range(editors):
+        User.objects.create_user(f"editor{i}", password=PASSWORD).groups.add(group)
+    from screening.models import CandidatePair
+
+    CandidatePair.objects.filter(run_id=run_id).update(status="pending")
+    return run_id
+
+
+def editor_loop(i: int, run_id: int, until: float, submitted: list, errors: list) -> None:
+    session = Session()
+    session.login(f"editor{i}")
+    rng = random.Random(i)
+    while time.monotonic() < until:
+        try:
+            status, url, page = session.get(f"/review/next/?run={run_id}")
+            match = re.search(r"/review/pairs/(\d+)/", url)
+            if not match:
+                break
+            pair = int(match.group(1))
+            token = CSRF_RE.search(page).group(1)
+            verdict = rng.choice(["keep-both", "merge-entry", "valid-revision", "public-quote"])
+            code, _ = session.post(f"/review/pairs/{pair}/judge/?run={run_id}", {
+                "csrfmiddlewaretoken": token, "verdict": verdict, "reason": f"load test {i}", "retained": "both"})
+            if code == 302:
+                submitted.append((i, pair))
+            else:
+                errors.append(code)
+        except Exception as error:  # noqa: BLE001 - counted and reported
+            errors.append(repr(error))
+
+
+def browse_loop(i: int, run_id: int, until: float, pair_ids: list[int], times: list, errors: list,
+                think: float) -> None:
+    session = Session()
+    session.login(f"editor{i % 20}")
+    rng = random.Random(1000 + i)
+    while time.monotonic() < until:
+        path = f"/review/?run={run_id}" if rng.random() < 0.5 else f"/review/pairs/{rng.choice(pair_ids)}/"
+        start = time.perf_counter()
+        try:
+            session.get(path)
+            times.append((time.perf_counter() - start) * 1000)
+            time.sleep(rng.uniform(0, 2 * think))  # a reader's pause between pages (mean `think` seconds)
+        except Exception as error:  # noqa: BLE001 - counted and reported
+            errors.append(repr(error))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--editors", type=int, default=20)
+    parser.add_argument("--browsers", type=int, default=50)
+    parser.add_argument("--pairs", type=int, default=20_000)
+    parser.add_argument("--think", type=float, default=1.0, help="mean pause between a browsing user's pages (s)")
+    args = parser.parse_args()
+    run_id = setup(args.pairs, args.editors)
+    from django.db import connections
+
+    from review.models import Judgement
+    from screening.models import CandidatePair
+
+    pair_ids = list(CandidatePair.objects.filter(run_id=run_id).values_list("pk", flat=True)[:5000])
+    connections.close_all()
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "dedup_site.wsgi:application", "--bind",
+                               f"127.0.0.1:{PORT}", "--workers", "3", "--threads", "4", "--no-control-socket",
+                               "--log-level", "warning"], cwd=ROOT, env=dict(os.environ))
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(BASE + "/accounts/login/", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        submitted, errors = [], []
+        until = time.monotonic() + args.seconds
+        threads = [threading.Thread(target=editor_loop, args=(i, run_id, until, submitted, errors))
+                   for i in range(args.editors)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stored = Judgement.objects.filter(pair__run_id=run_id).count()
+        distinct = Judgement.objects.filter(pair__run_id=run_id).values("pair_id", "reviewer_id").distinct().count()
+        print(f"{args.editors} editors for {args.seconds} s: {len(submitted)} judgements submitted, {stored} stored, "
+              f"{distinct} distinct (pair, reviewer); errors {len(errors)} {errors[:3]}")
+        assert stored == len(submitted) == distinct, "a judgement was lost or doubled"
+
+        times, errors = [], []
+        until = time.monotonic() + args.seconds
+        threads = [threading.Thread(target=browse_loop, args=(i, run_id, until, pair_ids, times, errors, args.think))
+                   for i in range(args.browsers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        times.sort()
+        p95 = times[int(0.95 * (len(times) - 1))]
+        print(f"{args.browsers} users browsing for {args.seconds} s: {len(times)} pages, median "
+              f"{statistics.median(times):.0f} ms, p95 {p95:.0f} ms (target < 300 ms; mean pause {args.think} s); "
+              f"errors {len(errors)}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
