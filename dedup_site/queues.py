@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import django_rq
 from django.conf import settings
 from rq import Queue
@@ -19,3 +21,17 @@ def ensure_redis(*, stop_at_exit: bool = False) -> bool:
 def get_queue(name: str = "default") -> Queue:
     ensure_redis()
     return django_rq.get_queue(name)
+
+
+def enqueue(function: str, object_id: int, *, kind: str, on_failure: str) -> str:
+    """Queue `function(object_id)` with a failure callback; returns the job id.
+
+    The id is ours: django-rq defers an enqueue made inside a transaction to its commit and then returns
+    None, and the caller still needs the id to record it.
+    """
+    from rq import Callback
+
+    job_id = f"{kind}-{object_id}-{uuid.uuid4().hex[:12]}"
+    get_queue().enqueue(function, object_id, on_failure=Callback(on_failure), job_timeout=settings.RQ_JOB_TIMEOUT,
+                        job_id=job_id)
+    return job_id

@@ -6,7 +6,6 @@ import bisect
 import hashlib
 import json
 import os
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time
@@ -179,16 +178,10 @@ def sheet_export_create(*, run: ScreeningRun, user=None, selection: Selection | 
 
 
 def sheet_export_enqueue(*, export: SheetExport) -> SheetExport:
-    from rq import Callback
+    from dedup_site.queues import enqueue
 
-    from dedup_site.queues import get_queue
-
-    # Our own job id: django-rq defers the enqueue to the commit inside a transaction and then returns None.
-    job_id = f"sheet-{export.pk}-{uuid.uuid4().hex[:12]}"
-    get_queue().enqueue("review.jobs.sheet_job", export.pk, on_failure=Callback("review.jobs.sheet_job_failed"),
-                              job_timeout=settings.RQ_JOB_TIMEOUT, job_id=job_id)
-    SheetExport.objects.filter(pk=export.pk).update(job_id=job_id)
-    export.job_id = job_id
+    export.job_id = enqueue("review.jobs.sheet_job", export.pk, kind="sheet", on_failure="review.jobs.sheet_job_failed")
+    SheetExport.objects.filter(pk=export.pk).update(job_id=export.job_id)
     return export
 
 

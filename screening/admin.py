@@ -1,19 +1,7 @@
 from django.contrib import admin
 
+from dedup_site.admin import ReadOnlyAdmin
 from screening.models import Corpus, Document, SourceFile, Upload
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Sources, uploads and documents are evidence: the admin may look, never change or delete."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Corpus)

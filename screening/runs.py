@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import platform
-import uuid
 from collections.abc import Callable, Iterator
 from importlib import metadata
 
 import django
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -81,18 +79,10 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
 
 
 def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
-    from rq import Callback
+    from dedup_site.queues import enqueue
 
-    from dedup_site.queues import get_queue
-
-    # Our own job id: django-rq defers the enqueue to the commit inside a transaction and then returns None.
-    job_id = f"run-{run.pk}-{uuid.uuid4().hex[:12]}"
-    get_queue().enqueue(
-        "screening.jobs.run_job", run.pk, on_failure=Callback("screening.jobs.run_job_failed"),
-        job_timeout=settings.RQ_JOB_TIMEOUT, job_id=job_id,
-    )
-    ScreeningRun.objects.filter(pk=run.pk).update(job_id=job_id)
-    run.job_id = job_id
+    run.job_id = enqueue("screening.jobs.run_job", run.pk, kind="run", on_failure="screening.jobs.run_job_failed")
+    ScreeningRun.objects.filter(pk=run.pk).update(job_id=run.job_id)
     return run
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,18 +163,11 @@ def upload_fail(*, upload_id: int, error: str) -> None:
 
 
 def upload_enqueue(*, upload: Upload) -> Upload:
-    from rq import Callback
+    from dedup_site.queues import enqueue
 
-    from dedup_site.queues import get_queue
-
-    # Our own job id: django-rq defers the enqueue to the commit inside a transaction and then returns None.
-    job_id = f"upload-{upload.pk}-{uuid.uuid4().hex[:12]}"
-    get_queue().enqueue(
-        "screening.jobs.upload_job", upload.pk, on_failure=Callback("screening.jobs.upload_job_failed"),
-        job_timeout=settings.RQ_JOB_TIMEOUT, job_id=job_id,
-    )
-    Upload.objects.filter(pk=upload.pk).update(job_id=job_id)
-    upload.job_id = job_id
+    upload.job_id = enqueue("screening.jobs.upload_job", upload.pk, kind="upload",
+                            on_failure="screening.jobs.upload_job_failed")
+    Upload.objects.filter(pk=upload.pk).update(job_id=upload.job_id)
     return upload
 
 
