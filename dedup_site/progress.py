@@ -28,3 +28,11 @@ def read(kind: str, pk: int) -> dict | None:
     except (redis.RedisError, OSError, RuntimeError):
         return None
     return json.loads(raw) if raw else None
+
+
+def members(key: str) -> list[str]:
+    """The members of a Redis set (e.g. the workers that took part in a run), sorted; [] if unreachable."""
+    try:
+        return sorted(m.decode() for m in get_queue().connection.smembers(key))
+    except (redis.RedisError, OSError, RuntimeError):
+        return []

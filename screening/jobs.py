@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import traceback
 
+from django.conf import settings
+
 from dedup_site import progress
 from screening import services
 from screening.models import Upload
@@ -27,10 +29,62 @@ def upload_job_failed(job, connection, exc_type, exc_value, tb) -> None:
 
 
 def run_job(run_id: int) -> str:
+    """Start a run: fan its signing out to chunk jobs when it is large, else do it all here."""
+    from rq import Callback, Retry
+
+    from dedup_site.queues import get_queue
+    from screening import runs
+    from screening.models import ScreeningRun
+
+    run = ScreeningRun.objects.get(pk=run_id)
+    chunks = runs.sign_chunks(run)
+    if not chunks:
+        return run_finish_job(run_id)
+    runs.run_mark_running(run=run)
+    queue = get_queue()
+    connection = queue.connection
+    connection.delete(f"dedup:run:{run_id}:workers", f"dedup:run:{run_id}:chunks-done")
+    connection.set(f"dedup:run:{run_id}:chunks", len(chunks), ex=progress.TTL)
+    jobs = [queue.enqueue("screening.jobs.sign_chunk_job", run_id, pks, retry=Retry(max=2),
+                          on_failure=Callback("screening.jobs.sign_chunk_failed"),
+                          job_timeout=settings.RQ_JOB_TIMEOUT) for pks in chunks]
+    queue.enqueue("screening.jobs.run_finish_job", run_id, depends_on=jobs,
+                  on_failure=Callback("screening.jobs.run_job_failed"), job_timeout=settings.RQ_JOB_TIMEOUT)
+    return f"run {run_id}: signing in {len(chunks)} chunk jobs"
+
+
+def sign_chunk_job(run_id: int, pks: list[int]) -> int:
+    from rq import get_current_job
+
+    from screening import near, runs
+    from screening.models import ScreeningRun
+
+    run = ScreeningRun.objects.get(pk=run_id)
+    computed = near.store_signatures(pks, runs.near_config_of(run))
+    connection = get_current_job().connection
+    worker = getattr(get_current_job(), "worker_name", "") or "unknown"
+    connection.sadd(f"dedup:run:{run_id}:workers", worker)
+    done = connection.incr(f"dedup:run:{run_id}:chunks-done")
+    total = int(connection.get(f"dedup:run:{run_id}:chunks") or 1)
+    progress.report("run", run_id, 0.5 * done / total, "sign", stages={"sign": done / total})
+    return computed
+
+
+def sign_chunk_failed(job, connection, exc_type, exc_value, tb) -> None:
+    if job.retries_left:
+        return  # RQ will run the chunk again
+    from screening import runs
+
+    runs.run_fail(run_id=int(job.args[0]), error=f"a signing chunk failed for good: {exc_type.__name__}: {exc_value}")
+
+
+def run_finish_job(run_id: int) -> str:
     from screening import runs
     from screening.models import ScreeningRun
 
     run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
+    if run.status == ScreeningRun.Status.FAILED and run.error.startswith("a signing chunk failed"):
+        return runs.run_summary(run)
     stages = {name: 0.0 for name in runs.STAGES if run.near or name in ("exact", "publish")}
 
     def report(fraction: float, stage: str) -> None:
@@ -44,6 +98,9 @@ def run_job(run_id: int) -> str:
     except Exception:
         runs.run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
         raise
+    workers = progress.members(f"dedup:run:{run_id}:workers")
+    if workers:
+        runs.run_note_workers(run=run, workers=workers)
     return runs.run_summary(run)
 
 

@@ -58,6 +58,27 @@ def _hashes_for(pks: list[int], config: engine.NearConfig, bodies: dict | None =
     return out
 
 
+def store_signatures(pks: list[int], config: engine.NearConfig) -> int:
+    """Compute and store the signatures of these documents that have none under this key (a chunk job's
+    work; idempotent). Returns how many were computed."""
+    policy, spec = get_policy(config.policy), config.spec
+    perms = engine.permutations(config.num_perm, config.seed, config.scheme)
+    computed = 0
+    for chunk in _batches(pks):
+        have = set(DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
+                   .values_list("document_id", flat=True))
+        rows = []
+        for pk, body in Document.objects.filter(pk__in=[pk for pk in chunk if pk not in have]).values_list("pk",
+                                                                                                         "body"):
+            hashes = fast.shingle_hashes(body, policy, spec)
+            values = engine.to_bytes(fast.signature(hashes, perms), config) if hashes.size else b""
+            rows.append(DocumentSignature(document_id=pk, key=config.signature_key, seed=config.seed,
+                                          scheme=config.scheme, shingle_count=int(hashes.size), values=values))
+        DocumentSignature.objects.bulk_create(rows, ignore_conflicts=True)
+        computed += len(rows)
+    return computed
+
+
 def sign(representatives: list[int], config: engine.NearConfig, report: Progress
          ) -> tuple[list[int], np.ndarray, dict[int, np.ndarray], int, int]:
     """Signatures of the representatives (reused when stored under the same key, else computed and stored).

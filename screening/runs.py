@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from importlib import metadata
 
 import django
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -102,6 +103,13 @@ def run_retry(*, run: ScreeningRun) -> ScreeningRun:
     return run_enqueue(run=run)
 
 
+def run_note_workers(*, run: ScreeningRun, workers: list[str]) -> None:
+    """Record which workers signed the run's chunks (shown on the run page)."""
+    stats = dict(run.stats, workers=workers)
+    ScreeningRun.objects.filter(pk=run.pk).update(stats=stats)
+    run.stats = stats
+
+
 def run_fail(*, run_id: int, error: str) -> None:
     ScreeningRun.objects.filter(pk=run_id).exclude(status=ScreeningRun.Status.COMPLETE).update(
         status=ScreeningRun.Status.FAILED, finished_at=timezone.now(), error=error[:10000]
@@ -168,6 +176,24 @@ def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dic
         batch_size=WRITE_BATCH,
     )
     return len(pairs)
+
+
+def sign_chunks(run: ScreeningRun) -> list[list[int]]:
+    """The run's unsigned documents in chunks for parallel signing jobs; [] when one job is enough."""
+    if not run.near:
+        return []
+    config = near_config_of(run)
+    missing = list(_documents(run).exclude(signatures__key=config.signature_key).order_by("pk")
+                   .values_list("pk", flat=True))
+    size = settings.DEDUP_SIGN_CHUNK
+    if len(missing) <= size:
+        return []
+    return [missing[i : i + size] for i in range(0, len(missing), size)]
+
+
+def run_mark_running(*, run: ScreeningRun) -> None:
+    ScreeningRun.objects.filter(pk=run.pk).update(status=ScreeningRun.Status.RUNNING, started_at=timezone.now(),
+                                                  error="")
 
 
 def near_config_of(run: ScreeningRun) -> NearConfig:

@@ -150,14 +150,14 @@ def worker_process(queue):
 
     started = []
 
-    def start():
+    def start(**extra_env):
         db = connection.settings_dict
         if db["ENGINE"].endswith("sqlite3"):
             url = f"sqlite:///{db['NAME']}"
         else:
             url = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
         env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="dedup_site.settings",
-                   DEDUP_SOURCES_DIR=str(settings.SOURCES_DIR))
+                   DEDUP_SOURCES_DIR=str(settings.SOURCES_DIR), **extra_env)
         process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=Path(__file__).resolve().parent.parent,
                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         started.append(process)

@@ -59,13 +59,12 @@ def test_a_killed_upload_job_ends_failed_with_nothing_stored(worker_process):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_killed_run_ends_failed_with_no_results_and_runs_again(worker_process, import_records, run_worker):
-    rng = random.Random(5)
-    records = [{"doc_id": f"d{i:06}", "language": "en",
-                "body": " ".join(f"w{rng.randrange(50_000)}" for _ in range(300))} for i in range(15_000)]
-    import_records("big", records)
+def test_a_killed_run_ends_failed_with_no_results_and_runs_again(worker_process, import_records, run_worker,
+                                                                settings):
+    import_records("big", random_records(15_000))
+    settings.DEDUP_SIGN_CHUNK = 1_000_000  # one job does it all: killing it kills the run
     run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
-    worker = worker_process()
+    worker = worker_process(DEDUP_SIGN_CHUNK="1000000")
     wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "running", "the run to start")
     time.sleep(1.0)
     assert kill_work_horse(worker) == 1
@@ -94,3 +93,24 @@ def test_redis_down_when_a_run_is_started_gives_a_clear_error_and_keeps_the_run(
     run = ScreeningRun.objects.get()
     assert run.status == "failed" and "not reachable" in run.error
     assert "Run again" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_signing_chunk_is_retried_and_the_run_completes(worker_process, import_records, settings):
+    import_records("big", random_records(12_000))
+    settings.DEDUP_SIGN_CHUNK = 3_000
+    run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
+    worker = worker_process(DEDUP_SIGN_CHUNK="3000")
+    wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "running", "the run to start")
+    time.sleep(1.5)  # a chunk job is signing by now
+    assert kill_work_horse(worker) == 1
+    wait_for(lambda: not ScreeningRun.objects.get(pk=run.pk).is_active, "the run to end")
+    run.refresh_from_db()
+    assert run.status == "complete", run.error
+    assert run.stats["near"]["signed"] == 12_000
+
+
+def random_records(n: int) -> list[dict]:
+    rng = random.Random(5)
+    return [{"doc_id": f"d{i:06}", "language": "en", "body": " ".join(f"w{rng.randrange(50_000)}" for _ in range(300))}
+            for i in range(n)]
