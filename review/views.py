@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import progress
+from dedup_site.messages import form_errors
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
 from review import present, services, sheet, sheets
 from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm, SheetForm, SignForm
@@ -96,8 +97,7 @@ def judge(request, pk):
     _, carried, _ = _filters(request)
     form = JudgementForm(request.POST)
     if not form.is_valid():
-        for name, errors in form.errors.items():
-            messages.error(request, f"{name}: {' '.join(errors)}")
+        form_errors(request, form, "Not saved: ")
         return redirect(f"{reverse('review:pair', args=[pk])}?{carried}")
     try:
         services.judgement_record(pair=pair, reviewer=request.user, **form.cleaned_data)
@@ -188,8 +188,7 @@ def sheet_start(request, run_id):
     run = get_object_or_404(ScreeningRun, pk=run_id)
     form = SheetForm(request.POST)
     if not form.is_valid():
-        for name, errors in form.errors.items():
-            messages.error(request, f"{name}: {' '.join(errors)}")
+        form_errors(request, form, "Not exported: ")
         return redirect(run)
     try:
         export = sheets.sheet_export_create(run=run, user=request.user, selection=sheets.Selection(**form.cleaned_data))

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import progress
+from dedup_site.messages import form_errors
 from dedup_site.roles import START_RUN, UPLOAD, permission_required
 from screening import charts, evaluation, runs, services
 from screening.engine import shingle
@@ -52,8 +53,7 @@ def corpus_detail(request, name):
 def upload_create(request):
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        for field, errors in form.errors.items():
-            messages.error(request, f"{field}: {' '.join(errors)}")
+        form_errors(request, form, "Upload refused: ")
         return redirect(request.POST.get("next") or "screening:corpus_list")
     file = request.FILES["file"]
     try:
@@ -121,8 +121,7 @@ def run_start(request, name):
     corpus = get_object_or_404(Corpus, name=name)
     form = RunForm(request.POST)
     if not form.is_valid():
-        for error in form.errors.values():
-            messages.error(request, f"Run not started: {' '.join(error)}")
+        form_errors(request, form, "Run not started: ")
         return redirect(corpus)
     data = form.cleaned_data
     try:
