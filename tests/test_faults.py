@@ -114,3 +114,41 @@ def random_records(n: int) -> list[dict]:
     rng = random.Random(5)
     return [{"doc_id": f"d{i:06}", "language": "en", "body": " ".join(f"w{rng.randrange(50_000)}" for _ in range(300))}
             for i in range(n)]
+
+
+def test_database_down_gives_an_error_page_without_a_stack_trace(tmp_path):
+    """The site served by gunicorn with its database unreachable: a plain 500 page, no traceback."""
+    import os
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+    from pathlib import Path
+
+    port = 8767
+    env = dict(os.environ, DATABASE_URL="postgresql://nobody@127.0.0.1:1/gone", DEDUP_DATA_DIR=str(tmp_path),
+               DJANGO_SETTINGS_MODULE="dedup_site.settings", DJANGO_DEBUG="0")
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "dedup_site.wsgi:application", "--bind",
+                               f"127.0.0.1:{port}", "--workers", "1", "--no-control-socket"],
+                              cwd=Path(__file__).resolve().parent.parent, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Cookie": "sessionid=" + "a1" * 16})
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(request, timeout=10)  # noqa: S310 - loopback
+                raise AssertionError("the page answered although the database is down")
+            except urllib.error.HTTPError as error:
+                status, body = error.code, error.read().decode()
+                break
+            except urllib.error.URLError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+        assert status == 500
+        assert "Something went wrong" in body and "database" in body
+        assert "Traceback" not in body and "OperationalError" not in body
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
