@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import logging
 
+import django_rq
 import redis
 
-from dedup_site.queues import get_queue
-
 TTL = 7 * 24 * 3600
+logger = logging.getLogger(__name__)
+
+
+def _connection() -> redis.Redis:
+    # Never starts the embedded server: progress is read and written only where a queue already exists.
+    return django_rq.get_connection("default")
 
 
 def _key(kind: str, pk: int) -> str:
@@ -16,15 +22,20 @@ def _key(kind: str, pk: int) -> str:
 
 
 def report(kind: str, pk: int, fraction: float, stage: str = "", stages: dict | None = None) -> None:
-    """Record how far a job is: overall fraction, current stage and, optionally, each stage's fraction."""
+    """Record how far a job is: overall fraction, current stage and, optionally, each stage's fraction.
+
+    Progress is a courtesy: if Redis is briefly away (restarting), the job goes on without it."""
     value = json.dumps({"fraction": round(min(max(fraction, 0.0), 1.0), 4), "stage": stage,
                         "stages": {k: round(min(max(v, 0.0), 1.0), 4) for k, v in (stages or {}).items()}})
-    get_queue().connection.set(_key(kind, pk), value, ex=TTL)
+    try:
+        _connection().set(_key(kind, pk), value, ex=TTL)
+    except (redis.RedisError, OSError) as error:
+        logger.warning("progress of %s %s not recorded: %s", kind, pk, error)
 
 
 def read(kind: str, pk: int) -> dict | None:
     try:
-        raw = get_queue().connection.get(_key(kind, pk))
+        raw = _connection().get(_key(kind, pk))
     except (redis.RedisError, OSError, RuntimeError):
         return None
     return json.loads(raw) if raw else None
@@ -33,6 +44,6 @@ def read(kind: str, pk: int) -> dict | None:
 def members(key: str) -> list[str]:
     """The members of a Redis set (e.g. the workers that took part in a run), sorted; [] if unreachable."""
     try:
-        return sorted(m.decode() for m in get_queue().connection.smembers(key))
+        return sorted(m.decode() for m in _connection().smembers(key))
     except (redis.RedisError, OSError, RuntimeError):
         return []

@@ -152,3 +152,24 @@ def test_database_down_gives_an_error_page_without_a_stack_trace(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_redis_restarted_during_a_run_does_not_leave_it_running(worker_process, import_records, settings):
+    from dedup_site import redis_server
+
+    if settings.REDIS_URL:
+        pytest.skip("restarts the embedded Redis server; this run uses an external one")
+    import_records("big", random_records(15_000))
+    settings.DEDUP_SIGN_CHUNK = 1_000_000
+    run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
+    worker_process(DEDUP_SIGN_CHUNK="1000000")
+    wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "running", "the run to start")
+    time.sleep(1.0)
+    redis_server.stop(settings.EMBEDDED_REDIS_DIR)
+    time.sleep(1.0)
+    redis_server.ensure_running(settings.EMBEDDED_REDIS_DIR)
+    wait_for(lambda: not ScreeningRun.objects.get(pk=run.pk).is_active, "the run to end")
+    run.refresh_from_db()
+    assert run.status == "complete", run.error
+    assert run.stats["near"]["signed"] == 15_000
