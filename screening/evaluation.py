@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from screening import runs, storage
+from screening import near, runs, storage
 from screening.engine import evaluate as ev
 from screening.engine import fast, labels
 from screening.engine import near as engine
@@ -117,12 +117,8 @@ def _signatures(config: engine.NearConfig, pks: set[int]) -> dict[int, np.ndarra
     for pk, count, values in DocumentSignature.objects.filter(document_id__in=pks, key=config.signature_key) \
             .values_list("document_id", "shingle_count", "values"):
         out[pk] = engine.from_bytes(bytes(values), config) if count else None
-    missing = pks - set(out)
-    if missing:
-        policy, perms = get_policy(config.policy), engine.permutations(config.num_perm, config.seed, config.scheme)
-        for pk, body in Document.objects.filter(pk__in=missing).values_list("pk", "body"):
-            hashes = fast.shingle_hashes(body, policy, config.spec)
-            out[pk] = fast.signature(hashes, perms) if hashes.size else None
+    for row, _ in near.compute_signatures(sorted(pks - set(out)), config):
+        out[row.document_id] = engine.from_bytes(row.values, config) if row.shingle_count else None
     return out
 
 

@@ -7,7 +7,7 @@ reuses stored signatures of the same configuration, and returns the verified pai
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,22 +58,28 @@ def _hashes_for(pks: list[int], config: engine.NearConfig, bodies: dict | None =
     return out
 
 
+def compute_signatures(pks: list[int], config: engine.NearConfig
+                       ) -> Iterator[tuple[DocumentSignature, np.ndarray]]:
+    """For each document (bodies read in batches): its signature row, not yet saved, and its shingle hashes.
+    A document without shingles gets a row with empty values."""
+    policy, spec = get_policy(config.policy), config.spec
+    perms = engine.permutations(config.num_perm, config.seed, config.scheme)
+    for chunk in _batches(pks):
+        for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):
+            hashes = fast.shingle_hashes(body, policy, spec)
+            values = engine.to_bytes(fast.signature(hashes, perms), config) if hashes.size else b""
+            yield DocumentSignature(document_id=pk, key=config.signature_key, seed=config.seed, scheme=config.scheme,
+                                    shingle_count=int(hashes.size), values=values), hashes
+
+
 def store_signatures(pks: list[int], config: engine.NearConfig) -> int:
     """Compute and store the signatures of these documents that have none under this key (a chunk job's
     work; idempotent). Returns how many were computed."""
-    policy, spec = get_policy(config.policy), config.spec
-    perms = engine.permutations(config.num_perm, config.seed, config.scheme)
     computed = 0
     for chunk in _batches(pks):
         have = set(DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
                    .values_list("document_id", flat=True))
-        rows = []
-        for pk, body in Document.objects.filter(pk__in=[pk for pk in chunk if pk not in have]).values_list("pk",
-                                                                                                         "body"):
-            hashes = fast.shingle_hashes(body, policy, spec)
-            values = engine.to_bytes(fast.signature(hashes, perms), config) if hashes.size else b""
-            rows.append(DocumentSignature(document_id=pk, key=config.signature_key, seed=config.seed,
-                                          scheme=config.scheme, shingle_count=int(hashes.size), values=values))
+        rows = [row for row, _ in compute_signatures([pk for pk in chunk if pk not in have], config)]
         DocumentSignature.objects.bulk_create(rows, ignore_conflicts=True)
         computed += len(rows)
     return computed
@@ -86,8 +92,6 @@ def sign(representatives: list[int], config: engine.NearConfig, report: Progress
     Returns (signed pks in input order, their signatures as an (n, num_perm) uint32 array, shingle hashes of
     a sample of the signed documents, number of documents without shingles, number newly signed).
     """
-    policy, spec, perms = get_policy(config.policy), config.spec, engine.permutations(
-        config.num_perm, config.seed, config.scheme)
     step = max(1, math.ceil(len(representatives) / TEMPLATE_SAMPLE))
     sampled = set(representatives[::step])
     signed: list[int] = []
@@ -100,21 +104,14 @@ def sign(representatives: list[int], config: engine.NearConfig, report: Progress
             for pk, count, values in DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
             .values_list("document_id", "shingle_count", "values")
         }
-        missing = [pk for pk in chunk if pk not in stored]
         new_rows = []
-        if missing:
-            for pk, body in Document.objects.filter(pk__in=missing).values_list("pk", "body"):
-                hashes = fast.shingle_hashes(body, policy, spec)
-                values = fast.signature(hashes, perms) if hashes.size else None
-                stored[pk] = (int(hashes.size), engine.to_bytes(values, config) if values is not None else b"")
-                if pk in sampled and hashes.size:
-                    sample_hashes[pk] = hashes
-                new_rows.append(DocumentSignature(
-                    document_id=pk, key=config.signature_key, seed=config.seed, scheme=config.scheme,
-                    shingle_count=int(hashes.size), values=stored[pk][1],
-                ))
-            DocumentSignature.objects.bulk_create(new_rows, ignore_conflicts=True)
-            computed += len(new_rows)
+        for row, hashes in compute_signatures([pk for pk in chunk if pk not in stored], config):
+            stored[row.document_id] = (row.shingle_count, row.values)
+            if row.document_id in sampled and hashes.size:
+                sample_hashes[row.document_id] = hashes  # kept: the template estimate needs them anyway
+            new_rows.append(row)
+        DocumentSignature.objects.bulk_create(new_rows, ignore_conflicts=True)
+        computed += len(new_rows)
         for pk in chunk:
             count, data = stored[pk]
             if not count:

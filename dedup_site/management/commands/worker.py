@@ -16,5 +16,4 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         ensure_redis(stop_at_exit=True)
         call_command("rqworker", "default", burst=options["burst"], name=options["name"],
-                     serializer="rq.serializers.JSONSerializer", worker_class="dedup_site.worker.DedupWorker",
-                     verbosity=options["verbosity"])
+                     serializer="rq.serializers.JSONSerializer", verbosity=options["verbosity"])
