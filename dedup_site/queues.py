@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import django_rq
+import redis
 from django.conf import settings
 from rq import Queue
 
@@ -23,8 +24,12 @@ def get_queue(name: str = "default") -> Queue:
     return django_rq.get_queue(name)
 
 
+class QueueUnavailable(Exception):
+    """Redis did not answer, so the job was not queued."""
+
+
 def enqueue(function: str, object_id: int, *, kind: str, on_failure: str) -> str:
-    """Queue `function(object_id)` with a failure callback; returns the job id.
+    """Queue `function(object_id)` with a failure callback; returns the job id. Raises QueueUnavailable.
 
     The id is ours: django-rq defers an enqueue made inside a transaction to its commit and then returns
     None, and the caller still needs the id to record it.
@@ -32,6 +37,9 @@ def enqueue(function: str, object_id: int, *, kind: str, on_failure: str) -> str
     from rq import Callback
 
     job_id = f"{kind}-{object_id}-{uuid.uuid4().hex[:12]}"
-    get_queue().enqueue(function, object_id, on_failure=Callback(on_failure), job_timeout=settings.RQ_JOB_TIMEOUT,
-                        job_id=job_id)
+    try:
+        get_queue().enqueue(function, object_id, on_failure=Callback(on_failure),
+                            job_timeout=settings.RQ_JOB_TIMEOUT, job_id=job_id)
+    except (redis.RedisError, OSError, RuntimeError) as error:
+        raise QueueUnavailable(f"the job queue (Redis) is not reachable: {error}") from error
     return job_id

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-import redis
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpResponse, JsonResponse
@@ -12,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from dedup_site import progress
 from dedup_site.messages import form_errors
+from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
 from review import present, services, sheet, sheets
 from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm, SheetForm, SignForm
@@ -195,8 +195,8 @@ def sheet_start(request, run_id):
         sheets.sheet_export_enqueue(export=export)
     except services.ReviewRefused as error:
         messages.error(request, str(error))
-    except (redis.RedisError, OSError, RuntimeError) as error:
-        sheets.sheet_export_fail(export_id=export.pk, error=f"the job queue (Redis) is not reachable: {error}")
+    except QueueUnavailable as error:
+        sheets.sheet_export_fail(export_id=export.pk, error=str(error))
         messages.error(request, "The export could not be queued: the job queue is not reachable.")
     else:
         messages.success(request, f"Sheet export {export.pk} is queued; it appears below when ready.")

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 
-import redis
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -14,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from dedup_site import progress
 from dedup_site.messages import form_errors
+from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import START_RUN, UPLOAD, permission_required
 from screening import charts, evaluation, runs, services
 from screening.engine import shingle
@@ -66,8 +66,8 @@ def upload_create(request):
         return redirect("screening:corpus_list")
     try:
         services.upload_enqueue(upload=upload)
-    except (redis.RedisError, OSError, RuntimeError) as error:
-        services.upload_fail(upload_id=upload.pk, error=f"the job queue (Redis) is not reachable: {error}")
+    except QueueUnavailable as error:
+        services.upload_fail(upload_id=upload.pk, error=str(error))
         messages.error(request, "The upload was stored but could not be queued: the job queue is not reachable. "
                                 "Try again when it is back.")
     else:
@@ -112,9 +112,6 @@ def pair_detail(request, pk):
     return render(request, "screening/pair_detail.html", {"pair": pair, "explanation": runs.pair_explanation(pair)})
 
 
-QUEUE_DOWN = "the job queue (Redis) is not reachable"
-
-
 @require_POST
 @permission_required(START_RUN)
 def run_start(request, name):
@@ -133,9 +130,9 @@ def run_start(request, name):
         return redirect(corpus)
     try:
         runs.run_enqueue(run=run)
-    except (redis.RedisError, OSError, RuntimeError) as error:
-        runs.run_fail(run_id=run.pk, error=f"{QUEUE_DOWN}: {error}")
-        messages.error(request, f"The run could not be queued: {QUEUE_DOWN}. Use “Run again” when it is back.")
+    except QueueUnavailable as error:
+        runs.run_fail(run_id=run.pk, error=str(error))
+        messages.error(request, f"The run could not be queued: {error}. Use “Run again” when it is back.")
     return redirect(run)
 
 
@@ -147,9 +144,9 @@ def run_retry(request, pk):
         runs.run_retry(run=run)
     except runs.RunRefused as error:
         messages.error(request, str(error))
-    except (redis.RedisError, OSError, RuntimeError) as error:
-        runs.run_fail(run_id=run.pk, error=f"{QUEUE_DOWN}: {error}")
-        messages.error(request, f"The run could not be queued: {QUEUE_DOWN}.")
+    except QueueUnavailable as error:
+        runs.run_fail(run_id=run.pk, error=str(error))
+        messages.error(request, f"The run could not be queued: {error}.")
     return redirect(run)
 
 
