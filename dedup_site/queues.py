@@ -24,6 +24,19 @@ def get_queue(name: str = "default") -> Queue:
     return django_rq.get_queue(name)
 
 
+def redis_kwargs() -> dict:
+    """Keyword arguments for `redis.Redis` aimed at the configured server, for libraries that build their own
+    client from a dict (datasketch's Redis storage)."""
+    from redis.connection import parse_url
+
+    ensure_redis()
+    kwargs = parse_url(settings.RQ_QUEUES["default"]["URL"])
+    kwargs.pop("connection_class", None)
+    if "path" in kwargs:
+        kwargs["unix_socket_path"] = kwargs.pop("path")
+    return kwargs
+
+
 class QueueUnavailable(Exception):
     """Redis did not answer, so the job was not queued."""
 

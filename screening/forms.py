@@ -26,6 +26,10 @@ class RunForm(forms.Form):
                                  required=False)
     bands = forms.IntegerField(required=False, min_value=1, help_text="leave empty to choose b × r for the threshold")
     rows = forms.IntegerField(required=False, min_value=1)
+    incremental = forms.BooleanField(
+        required=False, initial=False, label="Incremental",
+        help_text="keep this corpus's LSH index for the configuration: only documents not yet indexed are signed "
+                  "and looked up; the pairs are those of a full run")
     reviews_required = forms.IntegerField(initial=1, min_value=1, max_value=10, required=False,
                                           help_text="independent judgements each pair needs")
     storage_floor = forms.FloatField(initial=0.3, min_value=0.0, max_value=1.0, required=False,
@@ -39,6 +43,8 @@ class RunForm(forms.Form):
         data = super().clean()
         if not (data.get("exact") or data.get("near")):
             raise forms.ValidationError("Choose at least one pass.")
+        if data.get("incremental") and not data.get("near"):
+            raise forms.ValidationError("An incremental run needs the near pass.")
         if data.get("near") and not self.errors:
             # An empty field takes its default, the value shown on the form.
             value = {name: data.get(name) if data.get(name) not in (None, "") else field.initial

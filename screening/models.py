@@ -247,6 +247,40 @@ class DocumentSignature(models.Model):
         constraints = [models.UniqueConstraint(fields=["document", "key"], name="unique_signature_per_key")]
 
 
+class LshIndex(models.Model):
+    """A corpus's persistent LSH index for one configuration (datasketch MinHashLSH in Redis under `basename`),
+    used by incremental runs. The index holds the signed representatives of the uploads listed in `uploads`."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="lsh_indexes")
+    signature_key = models.CharField(max_length=200, help_text="policy|shingle|num_perm|seed|scheme")
+    bands = models.IntegerField()
+    rows = models.IntegerField()
+    basename = models.CharField(max_length=100, unique=True, help_text="Redis key prefix")
+    uploads = models.JSONField(default=list, help_text="ids of the uploads whose documents are indexed")
+    size = models.IntegerField(default=0, help_text="documents in the index")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["corpus", "signature_key", "bands", "rows"],
+                                               name="unique_index_per_configuration")]
+
+    def __str__(self) -> str:
+        return f"{self.corpus} {self.signature_key} {self.bands}×{self.rows}"
+
+
+class IndexCandidate(models.Model):
+    """An LSH candidate pair found among indexed documents (left pk < right pk). Kept so that an incremental
+    run queries only its new documents and still has every older candidate to verify."""
+
+    index = models.ForeignKey(LshIndex, on_delete=models.CASCADE, related_name="candidates")
+    left = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    right = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["index", "left", "right"], name="unique_index_candidate")]
+
+
 class LabelSet(models.Model):
     """Labelled pairs of a corpus (1 = a copy that should go to merge review, 0 = not), from an uploaded
     CSV or from the settled verdicts of a run."""

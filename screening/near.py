@@ -7,6 +7,7 @@ reuses stored signatures of the same configuration, and returns the verified pai
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -14,8 +15,9 @@ import numpy as np
 
 from screening.engine import explain, fast, lsh, revision
 from screening.engine import near as engine
+from screening.engine.lsh_index import PersistentIndex
 from screening.engine.normalize import get_policy
-from screening.models import Document, DocumentSignature
+from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
 
 BATCH = 1000
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
@@ -85,20 +87,26 @@ def store_signatures(pks: list[int], config: engine.NearConfig) -> int:
     return computed
 
 
-def sign(representatives: list[int], config: engine.NearConfig, report: Progress
+def template_sample(representatives: list[int]) -> set[int]:
+    """Every n-th representative: the documents whose shingles estimate corpus-wide shingle frequencies."""
+    step = max(1, math.ceil(len(representatives) / TEMPLATE_SAMPLE))
+    return set(representatives[::step])
+
+
+def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: set[int] | None = None
          ) -> tuple[list[int], np.ndarray, dict[int, np.ndarray], int, int]:
-    """Signatures of the representatives (reused when stored under the same key, else computed and stored).
+    """Signatures of these documents (reused when stored under the same key, else computed and stored).
 
     Returns (signed pks in input order, their signatures as an (n, num_perm) uint32 array, shingle hashes of
-    a sample of the signed documents, number of documents without shingles, number newly signed).
+    the signed documents in `sampled` (default: a template sample of `pks`), number of documents without
+    shingles, number newly signed).
     """
-    step = max(1, math.ceil(len(representatives) / TEMPLATE_SAMPLE))
-    sampled = set(representatives[::step])
+    sampled = template_sample(pks) if sampled is None else sampled
     signed: list[int] = []
     rows: list[np.ndarray] = []
     sample_hashes: dict[int, np.ndarray] = {}
     empty = computed = 0
-    for done, chunk in enumerate(_batches(representatives), start=1):
+    for done, chunk in enumerate(_batches(pks), start=1):
         stored = {
             pk: (count, bytes(values))
             for pk, count, values in DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
@@ -119,29 +127,23 @@ def sign(representatives: list[int], config: engine.NearConfig, report: Progress
                 continue
             signed.append(pk)
             rows.append(engine.from_bytes(data, config))
-        report(done * BATCH / max(len(representatives), 1), "sign")
+        report(done * BATCH / max(len(pks), 1), "sign")
     unsampled = [pk for pk in signed if pk in sampled and pk not in sample_hashes]
     sample_hashes.update(_hashes_for(unsampled, config))
     matrix = np.vstack(rows) if rows else np.zeros((0, config.num_perm), dtype=np.uint32)
     return signed, matrix, sample_hashes, empty, computed
 
 
-def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engine.NearConfig,
-              corpus_size: int, report: Progress) -> NearResult:
-    """Find, verify and score the near-duplicate pairs among the representatives (document pks)."""
-    result = NearResult()
-    signed, matrix, sample, empty, computed = sign(representatives, config, report)
-    report(0.0, "band")
-    candidates = lsh.band_pairs(matrix, config.bands, config.rows)
-    report(1.0, "band")
-    template = explain.template_hashes(list(sample.values()), len(signed), config.template_share,
-                                       config.template_min_docs)
-    involved = sorted({signed[i] for i in np.unique(candidates)}) if candidates.size else []
+def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray], template: np.ndarray,
+            doc_ids: dict[int, str], config: engine.NearConfig, report: Progress) -> tuple[list[NearPair], int]:
+    """Exact Jaccard of every candidate pair (document pks); those at or above the storage floor are kept with
+    their estimate, template scores and revision signals. Returns (pairs, number below the floor)."""
+    pairs: list[NearPair] = []
+    involved = sorted({pk for pair in candidates for pk in pair})
     bodies: dict[int, str] = {}
     hashes = _hashes_for(involved, config, bodies)
     below_floor = 0
-    for n, (i, j) in enumerate(candidates):
-        left, right = signed[i], signed[j]
+    for n, (left, right) in enumerate(candidates):
         score = fast.jaccard(hashes[left], hashes[right]) or 0.0
         if score < config.storage_floor:
             below_floor += 1
@@ -150,19 +152,132 @@ def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engin
         if doc_ids[left] > doc_ids[right]:
             left, right = right, left
         found = revision.signals(bodies[left], bodies[right])
-        result.pairs.append(NearPair(left, right, score, engine.estimate(matrix[i], matrix[j]), share, without,
-                                     [[s.kind, s.left, s.right] for s in found]))
+        pairs.append(NearPair(left, right, score, engine.estimate(signatures[left], signatures[right]), share,
+                              without, [[s.kind, s.left, s.right] for s in found]))
         if n % 5000 == 0:
             report(n / len(candidates), "verify")
     report(1.0, "verify")
-    result.pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
-    scores = np.array([p.jaccard for p in result.pairs], dtype=float)
+    pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
+    return pairs, below_floor
+
+
+def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: engine.NearConfig, **stats
+            ) -> NearResult:
+    scores = np.array([p.jaccard for p in pairs], dtype=float)
     histogram, _ = np.histogram(scores, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
-    result.stats = {
-        "representatives": len(representatives), "signed": len(signed), "newly_signed": computed,
-        "reused_signatures": len(representatives) - computed, "empty": empty,
-        "lsh_candidates": int(candidates.shape[0]), "verified": int(candidates.shape[0]),
-        "stored": len(result.pairs), "below_floor": below_floor, "template_shingles": int(template.size),
-        "at_or_above_threshold": int((scores >= config.threshold).sum()), "histogram": histogram.tolist(),
-    }
-    return result
+    return NearResult(pairs, {
+        **stats, "lsh_candidates": candidates, "verified": candidates, "stored": len(pairs),
+        "below_floor": below_floor, "at_or_above_threshold": int((scores >= config.threshold).sum()),
+        "histogram": histogram.tolist(),
+    })
+
+
+def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engine.NearConfig,
+              corpus_size: int, report: Progress) -> NearResult:
+    """Find, verify and score the near-duplicate pairs among the representatives (document pks)."""
+    signed, matrix, sample, empty, computed = sign(representatives, config, report)
+    report(0.0, "band")
+    found = lsh.band_pairs(matrix, config.bands, config.rows)
+    report(1.0, "band")
+    template = explain.template_hashes(list(sample.values()), len(signed), config.template_share,
+                                       config.template_min_docs)
+    candidates = [(signed[i], signed[j]) for i, j in found.tolist()]
+    signatures = {signed[i]: matrix[i] for i in np.unique(found)} if found.size else {}
+    pairs, below_floor = _verify(candidates, signatures, template, doc_ids, config, report)
+    return _result(pairs, below_floor, len(candidates), config, representatives=len(representatives),
+                   signed=len(signed), newly_signed=computed, reused_signatures=len(representatives) - computed,
+                   empty=empty, template_shingles=int(template.size))
+
+
+@dataclass
+class IndexUpdate:
+    """What an incremental run adds to its index record, written when the run publishes."""
+
+    index: LshIndex
+    uploads: list[int]
+    candidates: set[tuple[int, int]]  # newly found (left pk < right pk)
+    size: int
+
+
+def _stored_signatures(pks: list[int], config: engine.NearConfig) -> dict[int, np.ndarray]:
+    out = {}
+    for chunk in _batches(pks):
+        for pk, values in DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key,
+                                                           shingle_count__gt=0).values_list("document_id", "values"):
+            out[pk] = engine.from_bytes(bytes(values), config)
+    return out
+
+
+def open_index(corpus: Corpus, config: engine.NearConfig) -> tuple[LshIndex, PersistentIndex]:
+    """The corpus's index for this configuration, created on first use. A configuration change (policy,
+    shingles, num_perm, seed, scheme, bands, rows) gets an index of its own; the Redis side refuses a mismatch."""
+    from dedup_site.queues import redis_kwargs
+
+    row, _ = LshIndex.objects.get_or_create(
+        corpus=corpus, signature_key=config.signature_key, bands=config.bands, rows=config.rows,
+        defaults={"basename": f"dedup:lsh:{corpus.pk}:{uuid.uuid4().hex[:16]}"},
+    )
+    return row, PersistentIndex(redis_kwargs(), row.basename, config)
+
+
+def incremental_pass(corpus: Corpus, upload_ids: list[int], representatives: list[int], doc_ids: dict[int, str],
+                     config: engine.NearConfig, report: Progress) -> tuple[NearResult, IndexUpdate]:
+    """The near pass through the corpus's persistent index: only documents of uploads not yet indexed are
+    signed, inserted and looked up; candidates found by earlier runs are carried over. Verification is the full
+    run's, so the pairs equal those of a full run over the same documents."""
+    row, index = open_index(corpus, config)
+    covered = set(row.uploads)
+    if covered and index.size() < row.size:
+        # Redis lost the index (flushed, or another server): build it again from the stored signatures.
+        index.drop()
+        row, index = open_index(corpus, config)
+        covered = set()
+    current = set(representatives)
+    new = [pk for pk in Document.objects.filter(corpus=corpus, upload_id__in=set(upload_ids) - covered)
+           .order_by("pk").values_list("pk", flat=True) if pk in current]
+    sampled = template_sample(representatives)  # the full run's sample, so the template is the same
+    signed, matrix, sample, empty_new, computed = sign(new, config, report, sampled)
+    old_sampled = sorted(sampled.difference(new))
+    sample.update((pk, h) for pk, h in _hashes_for(old_sampled, config).items() if h.size)
+    empty_old = (set(DocumentSignature.objects.filter(key=config.signature_key, shingle_count=0,
+                                                      document__corpus=corpus).values_list("document_id", flat=True))
+                 & current.difference(new))
+    report(0.0, "band")
+    index.insert(signed, matrix)
+    if covered:
+        looked_up = index.query(matrix)
+        found = {(min(pk, other), max(pk, other))
+                 for pk, keys in zip(signed, looked_up, strict=True) for other in keys if other != pk}
+    else:  # a new index: banding its first documents with numpy gives the same candidates, faster
+        found = {(signed[i], signed[j]) for i, j in lsh.band_pairs(matrix, config.bands, config.rows).tolist()}
+    report(1.0, "band")
+    carried = set(IndexCandidate.objects.filter(index=row).values_list("left_id", "right_id").iterator(5000))
+    candidates = sorted(pair for pair in carried | found if pair[0] in current and pair[1] in current)
+    signatures = {pk: matrix[i] for i, pk in enumerate(signed)}
+    involved = {pk for pair in candidates for pk in pair}
+    signatures.update(_stored_signatures(sorted(involved.difference(signatures)), config))
+    n_signed = len(representatives) - empty_new - len(empty_old)
+    template = explain.template_hashes(list(sample.values()), n_signed, config.template_share,
+                                       config.template_min_docs)
+    pairs, below_floor = _verify(candidates, signatures, template, doc_ids, config, report)
+    result = _result(
+        pairs, below_floor, len(candidates), config, representatives=len(representatives), signed=n_signed,
+        newly_signed=computed, reused_signatures=len(representatives) - computed,
+        empty=empty_new + len(empty_old), template_shingles=int(template.size),
+        index={"basename": row.basename, "indexed_before": row.size, "new_documents": len(new),
+               "looked_up": len(signed) if covered else 0, "carried_candidates": len(carried),
+               "new_candidates": len(found - carried), "built_now": not covered},
+    )
+    return result, IndexUpdate(row, sorted(covered | set(upload_ids)), found - carried, index.size())
+
+
+def index_record(update: IndexUpdate) -> None:
+    """Record what a run added to its index (inside the run's publishing transaction)."""
+    IndexCandidate.objects.bulk_create(
+        (IndexCandidate(index=update.index, left_id=left, right_id=right) for left, right in update.candidates),
+        batch_size=5000, ignore_conflicts=True,
+    )
+    row = LshIndex.objects.select_for_update().get(pk=update.index.pk)
+    row.uploads = sorted(set(row.uploads) | set(update.uploads))
+    row.size = update.size
+    row.save(update_fields=["uploads", "size", "updated_at"])

@@ -50,13 +50,18 @@ def library_versions() -> dict[str, str]:
 
 
 def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
-               reviews_required: int = 1, user=None) -> ScreeningRun:
-    """Record a queued run with its configuration, versions and input manifest (not yet enqueued)."""
+               incremental: bool = False, reviews_required: int = 1, user=None) -> ScreeningRun:
+    """Record a queued run with its configuration, versions and input manifest (not yet enqueued).
+
+    An incremental run keeps the corpus's LSH index for its configuration and signs and looks up only the
+    documents of uploads the index has not seen; its pairs are those a full run would give."""
     if not (exact or near):
         raise RunRefused("choose at least one pass (exact or near)")
+    if incremental and not near:
+        raise RunRefused("an incremental run needs the near pass")
     if not 1 <= reviews_required <= 10:
         raise RunRefused("reviews required per pair must be 1-10")
-    config: dict = {"passes": ["exact"] * exact + ["near"] * near}
+    config: dict = {"passes": ["exact"] * exact + ["near"] * near, "incremental": incremental}
     if near:
         try:
             config["near"] = (near_config or NearConfig()).resolved().as_dict()
@@ -88,8 +93,8 @@ def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
 
 
 def run_start(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
-              reviews_required: int = 1, user=None) -> ScreeningRun:
-    run = run_create(corpus=corpus, exact=exact, near=near, near_config=near_config,
+              incremental: bool = False, reviews_required: int = 1, user=None) -> ScreeningRun:
+    run = run_create(corpus=corpus, exact=exact, near=near, near_config=near_config, incremental=incremental,
                      reviews_required=reviews_required, user=user)
     return run_enqueue(run=run)
 
@@ -215,19 +220,25 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
     if run.exact:
         stats.update(exact_groups=len(groups), exact_grouped_documents=sum(len(g.members) for g in groups),
                      exact_singletons=singletons)
-    near_result = None
+    near_result = index_update = None
     if run.near:
         config = near_config_of(run)
         duplicates = {doc_pks[m.doc_id] for g in groups for m in g.members[1:]}
         doc_ids = dict(_documents(run).order_by("pk").values_list("pk", "doc_id"))
         representatives = [pk for pk in doc_ids if pk not in duplicates]
-        near_result = near.near_pass(representatives, doc_ids, config, stats["documents"], report)
+        if run.config.get("incremental"):
+            near_result, index_update = near.incremental_pass(run.corpus, run.upload_ids, representatives, doc_ids,
+                                                              config, report)
+        else:
+            near_result = near.near_pass(representatives, doc_ids, config, stats["documents"], report)
         stats["near"] = near_result.stats
     report(0.0, "publish")
     with transaction.atomic():
         stats["exact_pairs"] = _publish_exact(run, groups, doc_pks) if run.exact else 0
         if near_result is not None:
             _publish_near(run, near_result.pairs)
+        if index_update is not None:
+            near.index_record(index_update)
         stats["clusters"] = _publish_clusters(run)
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats

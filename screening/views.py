@@ -45,6 +45,7 @@ def corpus_detail(request, name):
     return render(request, "screening/corpus_detail.html", {
         "corpus": corpus, "page": page, "query": query, "uploads": uploads, "runs": corpus_runs,
         "form": UploadForm(initial={"corpus": corpus.name}), "run_form": RunForm(),
+        "indexes": corpus.lsh_indexes.order_by("-updated_at"),
     })
 
 
@@ -123,7 +124,8 @@ def run_start(request, name):
     data = form.cleaned_data
     try:
         run = runs.run_create(corpus=corpus, exact=data["exact"], near=data["near"],
-                              near_config=data.get("near_config"), reviews_required=data["reviews_required"] or 1,
+                              near_config=data.get("near_config"), incremental=data["incremental"],
+                              reviews_required=data["reviews_required"] or 1,
                               user=request.user)
     except runs.RunRefused as error:
         messages.error(request, f"Run not started: {error}")

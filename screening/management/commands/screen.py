@@ -26,6 +26,8 @@ class Command(BaseCommand):
         parser.add_argument("--rows", type=int, help="LSH rows per band r")
         parser.add_argument("--seed", type=int, default=1, help="MinHash seed (default 1)")
         parser.add_argument("--storage-floor", type=float, default=0.3)
+        parser.add_argument("--incremental", action="store_true",
+                            help="keep the corpus's LSH index: sign and look up only documents not yet indexed")
         parser.add_argument("--reviews-required", type=int, default=1, help="independent judgements per pair")
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="block until workers finish the run")
@@ -39,6 +41,8 @@ class Command(BaseCommand):
         exact, near = options["exact"], options["near"]
         if not (exact or near):
             exact = near = True  # neither named: both passes
+        if options["incremental"] and not near:
+            raise CommandError("--incremental needs the near pass (--near)")
         config = NearConfig(
             policy=options["normalization"], shingle=options["shingle"], num_perm=options["num_perm"],
             threshold=options["threshold"], bands=options["bands"], rows=options["rows"], seed=options["seed"],
@@ -47,7 +51,7 @@ class Command(BaseCommand):
         ensure_redis(stop_at_exit=True)
         try:
             run = runs.run_start(corpus=corpus, exact=exact, near=near, near_config=config,
-                                 reviews_required=options["reviews_required"])
+                                 incremental=options["incremental"], reviews_required=options["reviews_required"])
         except runs.RunRefused as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"run {run.pk}")
