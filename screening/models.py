@@ -89,11 +89,14 @@ class Document(models.Model):
     collected_at = models.CharField(max_length=40, blank=True, help_text="ISO 8601 date or date-time, as given")
     member_path = models.CharField(max_length=1024, blank=True)
     place = models.CharField(max_length=1024, blank=True, help_text="file and line or member it came from")
+    # SHA-256 of the doc-content-v1 bytes, taken at import: the exact pass groups by it without reading bodies.
+    # It only buckets candidates; a run still compares the full bytes of documents that share it.
+    content_sha256 = models.CharField(max_length=64, default="")
 
     class Meta:
         ordering = ["doc_id"]
         constraints = [models.UniqueConstraint(fields=["corpus", "doc_id"], name="unique_doc_id_per_corpus")]
-        indexes = [models.Index(fields=["corpus", "source_id"])]
+        indexes = [models.Index(fields=["corpus", "source_id"]), models.Index(fields=["corpus", "content_sha256"])]
 
     def __str__(self) -> str:
         return self.doc_id

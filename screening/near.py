@@ -101,6 +101,7 @@ def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: s
     the signed documents in `sampled` (default: a template sample of `pks`), number of documents without
     shingles, number newly signed).
     """
+    report(0.0, "sign")
     sampled = template_sample(pks) if sampled is None else sampled
     signed: list[int] = []
     rows: list[np.ndarray] = []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import platform
+import time
 from collections.abc import Callable, Iterator
 from importlib import metadata
 
 import django
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 import dedup_site
@@ -126,39 +127,34 @@ def _documents(run: ScreeningRun):
 
 
 def exact_pass(run: ScreeningRun, on_progress: Progress) -> tuple[list[contract.Group], int, dict[str, int]]:
-    """Group the run's documents by doc-content-v1, holding only digests of all documents in memory.
+    """Group the run's documents by doc-content-v1. The database groups the digests taken at import; only
+    documents that share a digest are read, and the contract compares their full bytes.
 
     Returns the groups of two or more members, the number of singleton documents, and the document pk of
     every grouped doc_id.
     """
-    total = _documents(run).count()
-    buckets: dict[str, list[int]] = {}
-    rows = _documents(run).order_by("pk").values_list("pk", "language", "title", "body")
-    for i, (pk, language, title, body) in enumerate(rows.iterator(chunk_size=READ_BATCH), start=1):
-        payload = contract.content_bytes(language, title, body)
-        buckets.setdefault(contract.sha256_hex(payload), []).append(pk)
-        if i % READ_BATCH == 0:
-            on_progress(i / total, "exact")
-    shared = [pks for pks in buckets.values() if len(pks) > 1]
-    singletons = len(buckets) - len(shared)
-    del buckets
-    # Only documents that share a digest are read again, in batches, for the full-bytes comparison.
-    records: dict[int, dict] = {}
-    wanted = [pk for pks in shared for pk in pks]
-    for start in range(0, len(wanted), READ_BATCH):
-        chunk = wanted[start : start + READ_BATCH]
-        for row in Document.objects.filter(pk__in=chunk).values("pk", "doc_id", "source_id", "language", "title",
-                                                                 "body"):
-            records[row.pop("pk")] = row
-    doc_pks = {records[pk]["doc_id"]: pk for pk in wanted}
+    documents = _documents(run)
+    shared = list(documents.values("content_sha256").annotate(n=Count("pk")).filter(n__gt=1)
+                  .order_by("content_sha256").values_list("content_sha256", flat=True))
+    singletons = documents.values("content_sha256").distinct().count() - len(shared)
+    on_progress(0.2, "exact")
     groups: list[contract.Group] = []
-    for pks in shared:
-        # Same digest: the contract compares the full bytes and picks the representative.
-        for group in contract.group_records(records[pk] for pk in pks):
-            if len(group.members) > 1:
-                groups.append(group)
-            else:
-                singletons += 1
+    doc_pks: dict[str, int] = {}
+    for start in range(0, len(shared), READ_BATCH // 4):
+        records: dict[str, list[dict]] = {}
+        rows = documents.filter(content_sha256__in=shared[start : start + READ_BATCH // 4]).values(
+            "pk", "doc_id", "source_id", "language", "title", "body", "content_sha256")
+        for row in rows.iterator(chunk_size=READ_BATCH):
+            doc_pks[row["doc_id"]] = row.pop("pk")
+            records.setdefault(row.pop("content_sha256"), []).append(row)
+        for members in records.values():
+            # Same digest: the contract compares the full bytes and picks the representative.
+            for group in contract.group_records(members):
+                if len(group.members) > 1:
+                    groups.append(group)
+                else:
+                    singletons += 1
+        on_progress(0.2 + 0.8 * min(1.0, (start + READ_BATCH // 4) / len(shared)), "exact")
     groups.sort(key=lambda g: (-len(g.members), g.representative))
     return groups, singletons, doc_pks
 
@@ -207,7 +203,13 @@ def near_config_of(run: ScreeningRun) -> NearConfig:
 
 def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
     """Do the run's passes and publish every result at once, with the status, in one transaction."""
-    report = on_progress or (lambda fraction, stage: None)
+    outer = on_progress or (lambda fraction, stage: None)
+    began: dict[str, float] = {}  # stage -> first report, for the seconds each stage took
+
+    def report(fraction: float, stage: str) -> None:
+        began.setdefault(stage, time.perf_counter())
+        outer(fraction, stage)
+
     if run.status == ScreeningRun.Status.COMPLETE:
         return run  # a retried job must not publish twice
     ScreeningRun.objects.filter(pk=run.pk).update(
@@ -215,6 +217,7 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
     )
     stats: dict = {"documents": _documents(run).count()}
     # Exact groups are always found: the near pass signs one representative per group.
+    report(0.0, "exact")
     groups, singletons, doc_pks = exact_pass(run, report)
     report(1.0, "exact")
     if run.exact:
@@ -240,6 +243,9 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
         if index_update is not None:
             near.index_record(index_update)
         stats["clusters"] = _publish_clusters(run)
+        began["end"] = time.perf_counter()
+        order = sorted(began, key=began.get)
+        stats["seconds"] = {a: round(began[b] - began[a], 3) for a, b in zip(order, order[1:], strict=False)}
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from screening import ingest, storage
+from screening.engine import contract
 from screening.models import Corpus, Document, SourceFile, Upload
 
 CORPUS_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -98,7 +99,8 @@ class _Batch:
         Document.objects.bulk_create(
             Document(corpus=self.upload.corpus, upload=self.upload, doc_id=r.doc_id, source_id=r.source_id,
                      version=r.version, language=r.language, title=r.title, body=r.body,
-                     collected_at=r.collected_at, member_path=r.member_path, place=r.place)
+                     collected_at=r.collected_at, member_path=r.member_path, place=r.place,
+                     content_sha256=contract.sha256_hex(contract.content_bytes(r.language, r.title, r.body)))
             for r in rows
         )
 
