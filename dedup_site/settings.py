@@ -206,6 +206,8 @@ RQ_QUEUES = {
 RQ_SHOW_ADMIN_LINK = False
 # A run with more unsigned documents than this splits signing into chunk jobs that any worker can take.
 DEDUP_SIGN_CHUNK = env_int("DEDUP_SIGN_CHUNK", 5000)
+# A run with more LSH candidates than this verifies them in chunk jobs of this many pairs.
+DEDUP_VERIFY_CHUNK = env_int("DEDUP_VERIFY_CHUNK", 2000)
 RQ = {"WORKER_CLASS": "dedup_site.worker.DedupWorker"}
 
 # Ingest limits (bytes unless stated), counted while streaming, never from declared sizes.

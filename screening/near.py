@@ -104,7 +104,8 @@ def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: s
     report(0.0, "sign")
     sampled = template_sample(pks) if sampled is None else sampled
     signed: list[int] = []
-    rows: list[np.ndarray] = []
+    # Filled in place: a list of a million small arrays and its vstack would need twice the memory.
+    matrix = np.zeros((len(pks), config.num_perm), dtype=np.uint32)
     sample_hashes: dict[int, np.ndarray] = {}
     empty = computed = 0
     for done, chunk in enumerate(_batches(pks), start=1):
@@ -126,13 +127,12 @@ def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: s
             if not count:
                 empty += 1  # no shingle, no signature: never paired, not even with another empty one
                 continue
+            matrix[len(signed)] = engine.from_bytes(data, config)
             signed.append(pk)
-            rows.append(engine.from_bytes(data, config))
         report(done * BATCH / max(len(pks), 1), "sign")
     unsampled = [pk for pk in signed if pk in sampled and pk not in sample_hashes]
     sample_hashes.update(_hashes_for(unsampled, config))
-    matrix = np.vstack(rows) if rows else np.zeros((0, config.num_perm), dtype=np.uint32)
-    return signed, matrix, sample_hashes, empty, computed
+    return signed, matrix[: len(signed)], sample_hashes, empty, computed
 
 
 def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray], template: np.ndarray,
@@ -173,21 +173,52 @@ def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: en
     })
 
 
-def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engine.NearConfig,
-              corpus_size: int, report: Progress) -> NearResult:
-    """Find, verify and score the near-duplicate pairs among the representatives (document pks)."""
+@dataclass
+class Candidates:
+    """The LSH candidates of a run, ready to verify (in one job or in chunk jobs)."""
+
+    pairs: list[tuple[int, int]]  # document pks
+    template: np.ndarray  # shingle hashes frequent enough to count as template
+    stats: dict
+
+
+def near_candidates(representatives: list[int], config: engine.NearConfig, report: Progress) -> Candidates:
+    """Sign the representatives (reusing stored signatures), band them, and estimate the template."""
     signed, matrix, sample, empty, computed = sign(representatives, config, report)
     report(0.0, "band")
     found = lsh.band_pairs(matrix, config.bands, config.rows)
-    report(1.0, "band")
     template = explain.template_hashes(list(sample.values()), len(signed), config.template_share,
                                        config.template_min_docs)
-    candidates = [(signed[i], signed[j]) for i, j in found.tolist()]
-    signatures = {signed[i]: matrix[i] for i in np.unique(found)} if found.size else {}
-    pairs, below_floor = _verify(candidates, signatures, template, doc_ids, config, report)
-    return _result(pairs, below_floor, len(candidates), config, representatives=len(representatives),
-                   signed=len(signed), newly_signed=computed, reused_signatures=len(representatives) - computed,
-                   empty=empty, template_shingles=int(template.size))
+    report(1.0, "band")
+    return Candidates([(signed[i], signed[j]) for i, j in found.tolist()], template, {
+        "representatives": len(representatives), "signed": len(signed), "newly_signed": computed,
+        "reused_signatures": len(representatives) - computed, "empty": empty, "template_shingles": int(template.size),
+    })
+
+
+def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: engine.NearConfig,
+                 report: Progress) -> tuple[list[NearPair], int]:
+    """Verify some candidate pairs on their own (a chunk job): signatures and doc_ids come from the database."""
+    involved = sorted({pk for pair in pairs for pk in pair})
+    doc_ids = {}
+    for chunk in _batches(involved):
+        doc_ids.update(Document.objects.filter(pk__in=chunk).values_list("pk", "doc_id"))
+    return _verify(pairs, _stored_signatures(involved, config), template, doc_ids, config, report)
+
+
+def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats: dict, config: engine.NearConfig,
+                doc_ids: dict[int, str]) -> NearResult:
+    """Verified pairs (from one job or gathered from chunks) as the run's near result, in a fixed order."""
+    pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
+    return _result(pairs, below_floor, candidates, config, **stats)
+
+
+def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engine.NearConfig,
+              corpus_size: int, report: Progress) -> NearResult:
+    """Find, verify and score the near-duplicate pairs among the representatives (document pks)."""
+    found = near_candidates(representatives, config, report)
+    pairs, below_floor = verify_chunk(found.pairs, found.template, config, report)
+    return near_result(pairs, below_floor, len(found.pairs), found.stats, config, doc_ids)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from importlib import metadata
 
 import django
@@ -201,8 +202,28 @@ def near_config_of(run: ScreeningRun) -> NearConfig:
     return NearConfig(**run.config["near"])
 
 
-def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
-    """Do the run's passes and publish every result at once, with the status, in one transaction."""
+@dataclass
+class Verified:
+    """Verification done by chunk jobs, gathered for the publishing job."""
+
+    candidates: int
+    stats: dict  # of signing and banding
+    pairs: list[near.NearPair]
+    below_floor: int
+    seconds: dict[str, float]  # of the stages before publishing, as measured by the jobs that did them
+
+
+# Given the candidates and the stage seconds so far: True when chunk jobs took verification over.
+Split = Callable[[near.Candidates, dict[str, float]], bool]
+
+
+def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split: Split | None = None,
+                verified: Verified | None = None) -> ScreeningRun:
+    """Do the run's passes and publish every result at once, with the status, in one transaction.
+
+    With `split`, verification may be handed to chunk jobs after banding (the run then stays running); the
+    publishing job calls this again with what they `verified`. The exact pass is cheap and done again there.
+    """
     outer = on_progress or (lambda fraction, stage: None)
     began: dict[str, float] = {}  # stage -> first report, for the seconds each stage took
 
@@ -210,11 +231,17 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
         began.setdefault(stage, time.perf_counter())
         outer(fraction, stage)
 
+    def seconds() -> dict[str, float]:
+        began["end"] = time.perf_counter()
+        order = sorted(began, key=began.get)
+        return {a: round(began[b] - began[a], 3) for a, b in zip(order, order[1:], strict=False)}
+
     if run.status == ScreeningRun.Status.COMPLETE:
         return run  # a retried job must not publish twice
-    ScreeningRun.objects.filter(pk=run.pk).update(
-        status=ScreeningRun.Status.RUNNING, started_at=timezone.now(), error="", attempts=F("attempts") + 1
-    )
+    if verified is None:
+        ScreeningRun.objects.filter(pk=run.pk).update(
+            status=ScreeningRun.Status.RUNNING, started_at=timezone.now(), error="", attempts=F("attempts") + 1
+        )
     stats: dict = {"documents": _documents(run).count()}
     # Exact groups are always found: the near pass signs one representative per group.
     report(0.0, "exact")
@@ -232,8 +259,15 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
         if run.config.get("incremental"):
             near_result, index_update = near.incremental_pass(run.corpus, run.upload_ids, representatives, doc_ids,
                                                               config, report)
+        elif verified is not None:
+            near_result = near.near_result(verified.pairs, verified.below_floor, verified.candidates, verified.stats,
+                                           config, doc_ids)
         else:
-            near_result = near.near_pass(representatives, doc_ids, config, stats["documents"], report)
+            found = near.near_candidates(representatives, config, report)
+            if split is not None and split(found, seconds()):
+                return run  # chunk jobs verify; a publishing job ends the run
+            pairs, below_floor = near.verify_chunk(found.pairs, found.template, config, report)
+            near_result = near.near_result(pairs, below_floor, len(found.pairs), found.stats, config, doc_ids)
         stats["near"] = near_result.stats
     report(0.0, "publish")
     with transaction.atomic():
@@ -243,9 +277,7 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> Sc
         if index_update is not None:
             near.index_record(index_update)
         stats["clusters"] = _publish_clusters(run)
-        began["end"] = time.perf_counter()
-        order = sorted(began, key=began.get)
-        stats["seconds"] = {a: round(began[b] - began[a], 3) for a, b in zip(order, order[1:], strict=False)}
+        stats["seconds"] = {**seconds(), **(verified.seconds if verified else {})}
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )

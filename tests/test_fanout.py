@@ -1,12 +1,14 @@
-"""Fan-out: a run's signing split into chunk jobs that several real workers take."""
+"""Fan-out: a run's signing and verification split into chunk jobs that several real workers take."""
 
 from __future__ import annotations
 
 import random
 import time
 
+import django_rq
 import pytest
 from django.core.management import call_command
+from django.db import connections
 from rq import Worker
 
 from screening import runs
@@ -39,7 +41,8 @@ def test_many_chunks_on_two_workers_give_the_pairs_of_one_worker(import_records,
     single = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="one"), exact=True, near=True))
     assert single.stats["near"]["stored"] > 50
 
-    workers = [worker_process(DEDUP_SIGN_CHUNK="20"), worker_process(DEDUP_SIGN_CHUNK="20")]
+    chunked = {"DEDUP_SIGN_CHUNK": "20", "DEDUP_VERIFY_CHUNK": "20"}
+    workers = [worker_process(**chunked), worker_process(**chunked)]
     deadline = time.monotonic() + 60
     while Worker.count(connection=queue.connection) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)  # both workers listening before the chunks are queued
@@ -52,6 +55,10 @@ def test_many_chunks_on_two_workers_give_the_pairs_of_one_worker(import_records,
     assert run.status == "complete", run.error
     assert pairs(run) == pairs(single)
     assert run.stats["near"]["newly_signed"] == 0  # every signature came from the chunk jobs
+    assert run.stats["near"]["lsh_candidates"] > 100  # so verification was split into several chunks too
+    assert run.stats["near"]["below_floor"] == single.stats["near"]["below_floor"]
+    assert run.stats["near"]["histogram"] == single.stats["near"]["histogram"]
+    assert "verify" in run.stats["seconds"]
     assert len(run.stats["workers"]) == 2, run.stats.get("workers")
     assert DocumentSignature.objects.filter(document__corpus__name="many").count() == len(records)
     for w in workers:
@@ -65,3 +72,26 @@ def test_a_fanned_out_run_completes_with_sync(import_records, queue, settings, c
     call_command("screen", "--corpus", "many", "--sync")
     run = ScreeningRun.objects.get()
     assert run.status == "complete" and "clusters" in capsys.readouterr().out
+
+
+def run_one_job(queue) -> None:
+    connections.close_all()
+    django_rq.get_worker("default", serializer="rq.serializers.JSONSerializer").work(burst=True, max_jobs=1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_verification_chunk_that_fails_for_good_fails_the_run_with_no_pairs(import_records, queue, run_worker,
+                                                                             settings, admin_client):
+    import_records("many", family_records(30, 4))
+    settings.DEDUP_VERIFY_CHUNK = 10
+    run = runs.run_start(corpus=Corpus.objects.get(name="many"), exact=True, near=True)
+    run_one_job(queue)  # the run job: signing and banding, then verification chunks are queued
+    assert ScreeningRun.objects.get(pk=run.pk).status == "running"
+    # The fault: a document's stored signature vanishes, so every try of its chunk fails.
+    DocumentSignature.objects.filter(document__doc_id="f000-0").delete()
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error.startswith("a chunk job failed for good"), run.error
+    assert not run.pairs.exists() and not run.clusters.exists()
+    page = admin_client.get(run.get_absolute_url()).content.decode()
+    assert "failed" in page and "f000-0" not in page

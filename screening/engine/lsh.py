@@ -50,7 +50,11 @@ def band_pairs(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
         boundaries = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], boundaries))
         ends = np.concatenate((boundaries, [n]))
-        for start, end in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
+        sizes = ends - starts
+        # Buckets of two are the most common by far: take them all at once, loop only over larger ones.
+        a, b = order[starts[sizes == 2]], order[starts[sizes == 2] + 1]
+        found.append(np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1))
+        for start, end in zip(starts[sizes > 2], ends[sizes > 2], strict=True):
             members = np.sort(order[start:end])
             i, j = np.triu_indices(len(members), k=1)
             found.append(np.stack((members[i], members[j]), axis=1))
