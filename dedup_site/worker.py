@@ -10,6 +10,16 @@ class WorkHorseKilled(Exception):
 
 
 class DedupWorker(Worker):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Loaded once here, before any work-horse is forked, instead of once per job in every horse.
+        import screening.jobs  # noqa: F401
+        import screening.near  # noqa: F401
+        import screening.runs  # noqa: F401
+        from screening.engine import fast
+
+        fast.warm()
+
     def handle_work_horse_killed(self, job, retpid, ret_val, rusage):
         # RQ runs a job's failure callback only when the job raises. When its work-horse is killed the job
         # says nothing, so run the callback here: the upload, run or export is marked failed instead of
