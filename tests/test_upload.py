@@ -198,3 +198,57 @@ def test_corpus_page_searches_and_paginates_documents(admin_client):
     assert "Page 1 of 3 (120 documents)" in first and "doc-049" in first and "doc-050" not in first
     found = admin_client.get(url, {"q": "src-3"}).content.decode()
     assert "(17 documents)" in found
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_cut_off_mid_request_stores_nothing(live_server, admin_client, settings):
+    """The browser's connection drops half-way through the file: no source, upload or document is kept."""
+    import re
+    import socket
+    import urllib.request
+    from pathlib import Path
+    from urllib.parse import urlparse
+
+    session = admin_client.cookies["sessionid"].value
+    page = urllib.request.urlopen(urllib.request.Request(  # noqa: S310 - the test's own live server
+        live_server.url + reverse("screening:corpus_list"), headers={"Cookie": f"sessionid={session}"}))
+    csrf_cookie = re.search(r"csrftoken=([^;]+)", page.headers["Set-Cookie"]).group(1)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.read().decode()).group(1)
+
+    boundary = "----cut"
+    data = jsonl([{"doc_id": f"d{i}", "language": "en", "body": "x" * 200} for i in range(20_000)])
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"csrfmiddlewaretoken\"\r\n\r\n{token}\r\n"
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"corpus\"\r\n\r\ncut\r\n"
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.jsonl\"\r\n"
+        f"Content-Type: application/octet-stream\r\n\r\n"
+    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    address = urlparse(live_server.url)
+
+    def send(part: bytes) -> bytes:
+        with socket.create_connection((address.hostname, address.port)) as sock:
+            sock.sendall((
+                f"POST {reverse('screening:upload_create')} HTTP/1.1\r\nHost: {address.netloc}\r\n"
+                f"Cookie: sessionid={session}; csrftoken={csrf_cookie}\r\nReferer: {live_server.url}/\r\n"
+                f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len(body)}\r\n\r\n"
+            ).encode() + part)
+            sock.shutdown(socket.SHUT_WR)  # nothing more comes: for a cut request, the rest is lost
+            sock.settimeout(30)
+            answer = b""
+            try:
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            except OSError:
+                pass
+            return answer
+
+    send(body[: len(body) // 2])
+    assert not Upload.objects.exists() and not Document.objects.exists() and not Corpus.objects.filter(
+        name="cut").exists()
+    from screening.models import SourceFile
+
+    assert not SourceFile.objects.exists()
+    assert not [p for p in Path(settings.FILE_UPLOAD_TEMP_DIR).iterdir() if p.is_file()]
+    # The same request sent whole is stored: the cut one was refused for being cut, not for its form.
+    assert b"302" in send(body).split(b"\r\n")[0]
+    assert Upload.objects.get().original_name == "big.jsonl"
