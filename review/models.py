@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from screening.models import CandidatePair
+from screening.models import BackgroundWork, CandidatePair, JobStatus
 
 
 class ReviewPermissions(models.Model):
@@ -127,14 +127,10 @@ class ReviewerSignature(InsertOnly):
         ordering = ["signed_at", "id"]
 
 
-class SheetExport(models.Model):
+class SheetExport(BackgroundWork, models.Model):
     """One export of a run's review sheet. Once complete, its files and fields never change."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        COMPLETE = "complete"
-        FAILED = "failed"
+    Status = JobStatus
 
     run = models.ForeignKey("screening.ScreeningRun", on_delete=models.PROTECT, related_name="sheet_exports")
     exported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
@@ -151,6 +147,3 @@ class SheetExport(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
-    @property
-    def is_active(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

@@ -41,7 +41,24 @@ class SourceFile(models.Model):
         return f"{self.sha256[:2]}/{self.sha256}"
 
 
-class Upload(models.Model):
+class JobStatus(models.TextChoices):
+    """Where a background job's object stands (runs, sheet exports)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
+class BackgroundWork:
+    """Mixin for models done by an RQ job: `status` uses the class's Status choices."""
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class Upload(BackgroundWork, models.Model):
     """One file uploaded into one corpus, and what became of it (all of it, or nothing)."""
 
     class Status(models.TextChoices):
@@ -72,9 +89,6 @@ class Upload(models.Model):
     def __str__(self) -> str:
         return f"{self.original_name} → {self.corpus}"
 
-    @property
-    def is_active(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
 
 class Document(models.Model):
@@ -105,14 +119,10 @@ class Document(models.Model):
         return reverse("screening:document_detail", args=[self.pk])
 
 
-class ScreeningRun(models.Model):
+class ScreeningRun(BackgroundWork, models.Model):
     """One execution of the exact and/or near pass over one corpus, with everything needed to repeat it."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        COMPLETE = "complete"
-        FAILED = "failed"
+    Status = JobStatus
 
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="runs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
@@ -142,9 +152,6 @@ class ScreeningRun(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("screening:run_detail", args=[self.pk])
 
-    @property
-    def is_active(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
     @property
     def passes(self) -> list[str]:
