@@ -13,7 +13,7 @@ from dedup_site import progress
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
-from review import present, services, sheet, sheets
+from review import services, sheet, sheets
 from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm, SheetForm, SignForm
 from review.models import WITHDRAWN, CurrentVerdict, ReviewerSignature, SheetExport
 from screening import runs
@@ -59,17 +59,6 @@ def next_pair(request):
     return redirect(f"{reverse('review:pair', args=[pair.pk])}?{carried}")
 
 
-def _pair_context(pair: CandidatePair, user) -> dict:
-    config = pair.run.config.get("near", {})
-    k = int(config.get("shingle", "char:8").split(":")[1]) if config.get("shingle", "").startswith("char") else 8
-    left, right, run_count = present.matched_segments(pair.left.body, pair.right.body, max(k, 4))
-    diff, diff_cut, diff_total = present.diff_rows(pair.left.body, pair.right.body)
-    return {
-        "pair": pair, "left_segments": left, "right_segments": right, "run_count": run_count,
-        "diff": diff, "diff_cut": diff_cut, "diff_total": diff_total, "explanation": runs.pair_explanation(pair),
-    }
-
-
 @require_GET
 @permission_required(REVIEW)
 def pair_review(request, pk):
@@ -77,7 +66,7 @@ def pair_review(request, pk):
         "run__corpus", "left__upload__source", "right__upload__source"), pk=pk, run__status="complete")
     _, carried, _ = _filters(request)
     current = CurrentVerdict.objects.filter(pair=pair, reviewer=request.user).exclude(verdict=WITHDRAWN).first()
-    context = _pair_context(pair, request.user)
+    context = runs.pair_context(pair)
     context.update({
         "carried": carried, "current": current, "keys": KEYS,
         "mine": pair.judgements.filter(reviewer=request.user).order_by("-created_at", "-id"),
@@ -143,7 +132,7 @@ def arbitrate(request, pk):
             verdict = form.cleaned_data["verdict"]
             messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
             return redirect("review:arbitration_queue")
-    context = _pair_context(pair, request.user)
+    context = runs.pair_context(pair)
     context.update({
         "form": form, "keys": KEYS,
         "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),

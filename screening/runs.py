@@ -378,3 +378,18 @@ def pair_explanation(pair: CandidatePair) -> dict:
         "k": spec.k,
         "spec": str(spec),
     }
+
+
+def pair_context(pair: CandidatePair) -> dict:
+    """What the pair panes show (the review page and the run's pair page): matched runs coloured alike on
+    both sides, the token diff with its revision signals, shared shingles and raw excerpts."""
+    from screening import present
+
+    config = pair.run.config.get("near", {})
+    k = int(config.get("shingle", "char:8").split(":")[1]) if config.get("shingle", "").startswith("char") else 8
+    left, right, run_count = present.matched_segments(pair.left.body, pair.right.body, max(k, 4))
+    diff, diff_cut, diff_total = present.diff_rows(pair.left.body, pair.right.body)
+    return {
+        "pair": pair, "left_segments": left, "right_segments": right, "run_count": run_count,
+        "diff": diff, "diff_cut": diff_cut, "diff_total": diff_total, "explanation": pair_explanation(pair),
+    }

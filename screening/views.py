@@ -110,7 +110,7 @@ def pair_detail(request, pk):
     )
     if pair.run.status != ScreeningRun.Status.COMPLETE:
         raise Http404("no such pair")
-    return render(request, "screening/pair_detail.html", {"pair": pair, "explanation": runs.pair_explanation(pair)})
+    return render(request, "screening/pair_detail.html", runs.pair_context(pair))
 
 
 @require_POST
