@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/million.py [--docs 1000000] [--workers 2] [--scaling-docs 100000] [--baseline 20000]
 
-1. Generates --docs documents of ~2.2 KB (10% edited copies) to a JSONL file, streaming.
-2. Imports them (`upload_process` in a forked child: its time and peak memory).
+1. Generates --docs documents of ~2.2 KB (10% edited copies) to JSONL files of 250,000, streaming.
+2. Imports them, one upload per file (`upload_process` in a forked child: its time and peak memory).
 3. Starts --workers real `manage.py worker` processes and runs exact + near on the corpus. The run's progress
    is polled, so each stage's wall time is seen across all chunk jobs; the peak memory (RSS) of every worker
    and its work-horses is sampled with psutil.
@@ -37,31 +37,40 @@ from bench.near_pass import in_child, make_vocabulary, plain_path  # noqa: E402
 RECENT = 20_000  # edited copies are made from one of the last RECENT documents (bounded memory)
 
 
-def write_corpus(path: Path, n: int, seed: int = 7, dup_share: float = 0.1) -> int:
-    """Stream n documents of ~2.2 KB to JSONL; dup_share are edited copies (1–15% of words replaced)."""
+def write_corpus(directory: Path, n: int, part: int, seed: int = 7, dup_share: float = 0.1) -> tuple[list[Path], int]:
+    """Stream n documents of ~2.2 KB to JSONL files of `part` documents each (uploads are capped at 1 GiB);
+    dup_share are edited copies (1–15% of words replaced). Returns the files and the mean length."""
     rng = random.Random(seed)
     vocab = make_vocabulary(rng)
     recent: list[str] = []
     total = 0
-    with open(path, "w", encoding="utf-8") as out:
-        for i in range(n):
-            if recent and rng.random() < dup_share:
-                rate = rng.choice([0.01, 0.03, 0.05, 0.1, 0.15])
-                text = " ".join(rng.choice(vocab) if rng.random() < rate else w for w in rng.choice(recent).split(" "))
-            else:
-                words, size = [], 0
-                while size < 2200:
-                    word = rng.choice(vocab) + ("." if rng.random() < 0.08 else "")
-                    words.append(word)
-                    size += len(word) + 1
-                text = " ".join(words)
-            recent.append(text)
-            if len(recent) > RECENT:
-                recent.pop(rng.randrange(len(recent)))
-            total += len(text)
-            out.write(json.dumps({"doc_id": f"d{i:07}", "source_id": f"s{i % 1000}", "language": "en",
-                                  "body": text}) + "\n")
-    return total // max(n, 1)
+    paths: list[Path] = []
+    out = None
+    for i in range(n):
+        if i % part == 0:
+            if out:
+                out.close()
+            paths.append(directory / f"corpus-{len(paths) + 1:02}.jsonl")
+            out = open(paths[-1], "w", encoding="utf-8")  # noqa: SIM115 - closed when the next part opens
+        if recent and rng.random() < dup_share:
+            rate = rng.choice([0.01, 0.03, 0.05, 0.1, 0.15])
+            text = " ".join(rng.choice(vocab) if rng.random() < rate else w for w in rng.choice(recent).split(" "))
+        else:
+            words, size = [], 0
+            while size < 2200:
+                word = rng.choice(vocab) + ("." if rng.random() < 0.08 else "")
+                words.append(word)
+                size += len(word) + 1
+            text = " ".join(words)
+        recent.append(text)
+        if len(recent) > RECENT:
+            recent.pop(rng.randrange(len(recent)))
+        total += len(text)
+        out.write(json.dumps({"doc_id": f"d{i:07}", "source_id": f"s{i % 1000}", "language": "en",
+                              "body": text}) + "\n")
+    if out:
+        out.close()
+    return paths, total // max(n, 1)
 
 
 def head(path: Path, target: Path, n: int) -> None:
@@ -72,12 +81,16 @@ def head(path: Path, target: Path, n: int) -> None:
             out.write(line)
 
 
-def do_import(corpus: str, path: str) -> int:
+def do_import(corpus: str, paths: list[str]) -> int:
     from screening import services
 
-    upload = services.upload_process(upload=services.upload_create_from_path(corpus_name=corpus, path=Path(path)))
-    assert upload.status == "complete", upload.problems[:3]
-    return upload.document_count
+    count = 0
+    for path in paths:
+        upload = services.upload_process(upload=services.upload_create_from_path(corpus_name=corpus,
+                                                                                 path=Path(path)))
+        assert upload.status == "complete", upload.problems[:3]
+        count += upload.document_count
+    return count
 
 
 class PeakMemory(threading.Thread):
@@ -157,13 +170,12 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     ensure_redis(stop_at_exit=True)
     data = Path(os.environ["DEDUP_DATA_DIR"])
-    path = data / "corpus.jsonl"
     began = time.perf_counter()
-    size = write_corpus(path, args.docs)
+    paths, size = write_corpus(data, args.docs, part=250_000)
     print(f"{args.docs:,} documents of ~{size:,} characters generated in {time.perf_counter() - began:.0f} s "
-          f"({path.stat().st_size / 2**30:.2f} GiB)", flush=True)
+          f"({sum(p.stat().st_size for p in paths) / 2**30:.2f} GiB in {len(paths)} files)", flush=True)
 
-    count, seconds, peak = in_child(do_import, "big", str(path))
+    count, seconds, peak = in_child(do_import, "big", [str(p) for p in paths])
     print(f"import: {seconds:.0f} s, {count / seconds:,.0f} docs/s, peak {peak:,.0f} MiB", flush=True)
     result = screen("big", args.workers)
     print(f"run on {args.workers} workers: {result['wall']:.0f} s, {args.docs / result['wall']:,.0f} docs/s, "
@@ -176,17 +188,17 @@ def main() -> None:
 
     if args.scaling_docs:
         small = data / "scaling.jsonl"
-        head(path, small, args.scaling_docs)
+        head(paths[0], small, args.scaling_docs)
         walls = {}
         for workers in (1, 2):
-            in_child(do_import, f"scale{workers}", str(small))
+            in_child(do_import, f"scale{workers}", [str(small)])
             walls[workers] = screen(f"scale{workers}", workers)["wall"]
             print(f"scaling corpus {args.scaling_docs:,} docs, {workers} worker(s): {walls[workers]:.1f} s", flush=True)
         print(f"1 → 2 workers: ×{walls[1] / walls[2]:.2f}")
 
     if args.baseline:
         texts = []
-        with open(path, encoding="utf-8") as src:
+        with open(paths[0], encoding="utf-8") as src:
             for line in src:
                 texts.append(json.loads(line)["body"])
                 if len(texts) >= args.baseline:
