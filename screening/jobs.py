@@ -184,7 +184,11 @@ def run_publish_job(run_id: int) -> str:
     if _failed_by_a_chunk(run):
         return runs.run_summary(run)
     connection = get_queue().connection
-    staged = json.loads(connection.get(_key(run_id, "staged")))
+    raw = connection.get(_key(run_id, "staged"))
+    if raw is None:
+        raise RuntimeError("the run's verification results are gone from Redis (restarted without persistence?); "
+                           "run it again")
+    staged = json.loads(raw)
     chunks = [json.loads(v) for v in connection.hvals(_key(run_id, "verified"))]
     seconds = dict(staged["seconds"], verify=round(time.time() - staged["at"], 3))
     verified = runs.Verified(
