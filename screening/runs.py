@@ -160,7 +160,15 @@ def exact_pass(run: ScreeningRun, on_progress: Progress) -> tuple[list[contract.
     return groups, singletons, doc_pks
 
 
-def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dict[str, int]) -> int:
+def _cluster_of(number_of: dict[int, int], left: int, right: int) -> int | None:
+    """A pair's cluster: the one holding both of its documents (a pair below the threshold may still have
+    both ends in one cluster through other pairs)."""
+    number = number_of.get(left)
+    return number if number is not None and number_of.get(right) == number else None
+
+
+def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dict[str, int],
+                   number_of: dict[int, int]) -> int:
     rows = ExactGroup.objects.bulk_create(
         (ExactGroup(run=run, representative_id=doc_pks[g.representative], sha256=g.digest, length=g.length,
                     size=len(g.members)) for g in groups),
@@ -173,7 +181,8 @@ def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dic
     )
     pairs = CandidatePair.objects.bulk_create(
         (CandidatePair(run=run, left_id=doc_pks[m.doc_id], right_id=doc_pks[g.representative],
-                       pass_name=CandidatePair.Pass.EXACT, jaccard=1.0)
+                       pass_name=CandidatePair.Pass.EXACT, jaccard=1.0,
+                       cluster=_cluster_of(number_of, doc_pks[m.doc_id], doc_pks[g.representative]))
          for g in groups for m in g.members[1:]),
         batch_size=WRITE_BATCH,
     )
@@ -270,13 +279,19 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split
             near_result = near.near_result(pairs, below_floor, len(found.pairs), found.stats, config, doc_ids)
         stats["near"] = near_result.stats
     report(0.0, "publish")
+    exact_edges = [(doc_pks[m.doc_id], doc_pks[g.representative]) for g in groups for m in g.members[1:]]
+    near_pairs = near_result.pairs if near_result is not None else []
+    names = doc_ids if run.near else {pk: doc_id for doc_id, pk in doc_pks.items()}
+    threshold = run.config.get("near", {}).get("threshold", 1.0)
     with transaction.atomic():
-        stats["exact_pairs"] = _publish_exact(run, groups, doc_pks) if run.exact else 0
-        if near_result is not None:
-            _publish_near(run, near_result.pairs)
+        # Cluster numbers are known before any pair is written, so each pair is written once, complete.
+        number_of = _publish_clusters(run, (exact_edges if run.exact else []) + [
+            (p.left, p.right) for p in near_pairs if p.jaccard >= threshold], names)
+        stats["exact_pairs"] = _publish_exact(run, groups, doc_pks, number_of) if run.exact else 0
+        _publish_near(run, near_pairs, number_of)
         if index_update is not None:
             near.index_record(index_update)
-        stats["clusters"] = _publish_clusters(run)
+        stats["clusters"] = len(set(number_of.values()))
         stats["seconds"] = {**seconds(), **(verified.seconds if verified else {})}
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
@@ -286,40 +301,27 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split
     return run
 
 
-def _publish_near(run: ScreeningRun, pairs: list[near.NearPair]) -> None:
+def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int]) -> None:
     CandidatePair.objects.bulk_create(
         (CandidatePair(run=run, left_id=p.left, right_id=p.right, pass_name=CandidatePair.Pass.NEAR,
                        jaccard=p.jaccard, minhash_estimate=p.estimate, template_share=p.template_share,
                        jaccard_without_template=p.jaccard_without_template, revision_signals=p.signals,
-                       has_signals=bool(p.signals)) for p in pairs),
+                       has_signals=bool(p.signals), cluster=_cluster_of(number_of, p.left, p.right)) for p in pairs),
         batch_size=WRITE_BATCH,
     )
 
 
-def _publish_clusters(run: ScreeningRun) -> int:
-    """Connected components of the run's pairs at or above the review threshold (exact pairs score 1.0)."""
-    threshold = run.config.get("near", {}).get("threshold", 1.0)
-    edges = list(CandidatePair.objects.filter(run=run, jaccard__gte=threshold).values_list("left_id", "right_id"))
-    parts = cluster.components(edges)
-    doc_ids = {}
-    for chunk_start in range(0, sum(len(c) for c in parts), READ_BATCH):
-        chunk = [pk for c in parts for pk in c][chunk_start : chunk_start + READ_BATCH]
-        doc_ids.update(Document.objects.filter(pk__in=chunk).values_list("pk", "doc_id"))
-    number_of = {}
+def _publish_clusters(run: ScreeningRun, edges: list[tuple[int, int]], names: dict[int, str]) -> dict[int, int]:
+    """Connected components of the run's pairs at or above the review threshold (exact pairs score 1.0),
+    numbered largest first; returns each clustered document's number."""
+    number_of: dict[int, int] = {}
     rows = []
-    for number, members in enumerate(parts, start=1):
-        members = sorted(members, key=doc_ids.__getitem__)
-        rows.append(Cluster(run=run, number=number, size=len(members), members=[[pk, doc_ids[pk]] for pk in members]))
+    for number, members in enumerate(cluster.components(edges), start=1):
+        members = sorted(members, key=names.__getitem__)
+        rows.append(Cluster(run=run, number=number, size=len(members), members=[[pk, names[pk]] for pk in members]))
         number_of.update(dict.fromkeys(members, number))
     Cluster.objects.bulk_create(rows, batch_size=WRITE_BATCH)
-    updates = []
-    for pair in CandidatePair.objects.filter(run=run).only("pk", "left_id", "right_id"):
-        number = number_of.get(pair.left_id)
-        if number is not None and number_of.get(pair.right_id) == number:
-            pair.cluster = number
-            updates.append(pair)
-    CandidatePair.objects.bulk_update(updates, ["cluster"], batch_size=WRITE_BATCH)
-    return len(parts)
+    return number_of
 
 
 def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:

@@ -79,8 +79,8 @@ def test_a_run_whose_job_raises_is_failed_and_shows_nothing(admin_client, import
     import_records("seed", SEED000)
     original = runs._publish_exact
 
-    def publish_then_fail(run, groups, doc_pks):
-        original(run, groups, doc_pks)  # rows written inside the transaction...
+    def publish_then_fail(*args):
+        original(*args)  # rows written inside the transaction...
         raise RuntimeError("disk full while publishing")  # ...and rolled back
 
     monkeypatch.setattr(runs, "_publish_exact", publish_then_fail)
