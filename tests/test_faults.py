@@ -98,6 +98,9 @@ def test_redis_down_when_a_run_is_started_gives_a_clear_error_and_keeps_the_run(
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_signing_chunk_is_retried_and_the_run_completes(worker_process, import_records, settings):
     import_records("big", random_records(12_000))
+    import_records("reference", random_records(12_000))
+    reference = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="reference"), exact=True,
+                                                     near=True))
     settings.DEDUP_SIGN_CHUNK = 3_000
     run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
     worker = worker_process(DEDUP_SIGN_CHUNK="3000")
@@ -108,12 +111,27 @@ def test_a_killed_signing_chunk_is_retried_and_the_run_completes(worker_process,
     run.refresh_from_db()
     assert run.status == "complete", run.error
     assert run.stats["near"]["signed"] == 12_000
+    assert run.stats["near"]["stored"] == reference.stats["near"]["stored"] >= 1_000
+    assert pair_set(run) == pair_set(reference)
+
+
+def pair_set(run) -> set[tuple]:
+    return {(p.left.doc_id, p.right.doc_id, p.pass_name, p.jaccard) for p in run.pairs.select_related("left", "right")}
 
 
 def random_records(n: int) -> list[dict]:
+    """Random documents; every tenth is an edited copy of the one before, so the near pass finds pairs."""
     rng = random.Random(5)
-    return [{"doc_id": f"d{i:06}", "language": "en", "body": " ".join(f"w{rng.randrange(50_000)}" for _ in range(300))}
-            for i in range(n)]
+    records = []
+    for i in range(n):
+        if i % 10 == 9:
+            words = records[-1]["body"].split()
+            words[rng.randrange(len(words))] = "edited"
+            body = " ".join(words)
+        else:
+            body = " ".join(f"w{rng.randrange(50_000)}" for _ in range(300))
+        records.append({"doc_id": f"d{i:06}", "language": "en", "body": body})
+    return records
 
 
 def test_database_down_gives_an_error_page_without_a_stack_trace(tmp_path):
