@@ -84,6 +84,9 @@ def setup(n_pairs: int, editors: int) -> int:
     from screening.models import CandidatePair
 
     CandidatePair.objects.filter(run_id=run_id).update(status="pending")
+    from screening import runs
+
+    runs.refresh_statistics()
     return run_id
 
 
@@ -132,6 +135,8 @@ def main() -> None:
     parser.add_argument("--editors", type=int, default=20)
     parser.add_argument("--browsers", type=int, default=50)
     parser.add_argument("--pairs", type=int, default=20_000)
+    parser.add_argument("--web-workers", type=int, default=3, help="gunicorn worker processes")
+    parser.add_argument("--web-threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--think", type=float, default=1.0, help="mean pause between a browsing user's pages (s)")
     args = parser.parse_args()
     run_id = setup(args.pairs, args.editors)
@@ -143,8 +148,9 @@ def main() -> None:
     pair_ids = list(CandidatePair.objects.filter(run_id=run_id).values_list("pk", flat=True)[:5000])
     connections.close_all()
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "dedup_site.wsgi:application", "--bind",
-                               f"127.0.0.1:{PORT}", "--workers", "3", "--threads", "4", "--no-control-socket",
-                               "--log-level", "warning"], cwd=ROOT, env=dict(os.environ))
+                               f"127.0.0.1:{PORT}", "--workers", str(args.web_workers), "--threads",
+                               str(args.web_threads), "--no-control-socket", "--log-level", "warning"],
+                              cwd=ROOT, env=dict(os.environ))
     try:
         for _ in range(100):
             try:
@@ -167,6 +173,7 @@ def main() -> None:
         assert stored == len(submitted) == distinct, "a judgement was lost or doubled"
 
         times, errors = [], []
+        cpu_before = os.times()
         until = time.monotonic() + args.seconds
         threads = [threading.Thread(target=browse_loop, args=(i, run_id, until, pair_ids, times, errors, args.think))
                    for i in range(args.browsers)]
@@ -174,11 +181,13 @@ def main() -> None:
             t.start()
         for t in threads:
             t.join()
+        cpu = sum(os.times()[:2]) - sum(cpu_before[:2])
         times.sort()
         p95 = times[int(0.95 * (len(times) - 1))]
         print(f"{args.browsers} users browsing for {args.seconds} s: {len(times)} pages, median "
               f"{statistics.median(times):.0f} ms, p95 {p95:.0f} ms (target < 300 ms; mean pause {args.think} s); "
-              f"errors {len(errors)}")
+              f"errors {len(errors)}; the load generator itself used {cpu:.0f} CPU-seconds of the "
+              f"{2 * args.seconds} the two cores had")
     finally:
         server.terminate()
         server.wait(timeout=30)

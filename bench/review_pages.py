@@ -26,7 +26,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedup_site.settings")
 def fill(n_pairs: int, n_docs: int = 3000) -> int:
     from django.db import transaction
 
-    from screening import services
+    from screening import runs, services
     from screening.models import CandidatePair, Corpus, Document, ScreeningRun
 
     data = "".join(f'{{"doc_id": "d{i:05}", "language": "en", "body": "Document {i}: the sensor reads '
@@ -57,6 +57,7 @@ def fill(n_pairs: int, n_docs: int = 3000) -> int:
                 CandidatePair.objects.bulk_create(batch)
                 batch = []
         CandidatePair.objects.bulk_create(batch)
+    runs.refresh_statistics()  # as a run does when it publishes
     print(f"filled {n_pairs:,} pairs in {time.perf_counter() - start:.0f} s")
     return run.pk
 

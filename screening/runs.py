@@ -297,8 +297,19 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )
     report(1.0, "publish")
+    refresh_statistics()
     run.refresh_from_db()
     return run
+
+
+def refresh_statistics() -> None:
+    """Tell PostgreSQL's planner about the pairs just written. Until autovacuum gets there, its stale
+    statistics make it sort a whole run for one queue page (9 ms instead of 0.2 ms at 20,000 pairs)."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {CandidatePair._meta.db_table}, {Cluster._meta.db_table}")
 
 
 def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int]) -> None:
