@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DEDUP_DATA_DIR", tempfile.mkdtemp(prefix="dedup-million-"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedup_site.settings")
 
-from bench.near_pass import in_child, make_vocabulary, plain_path  # noqa: E402
+from bench.near_pass import edited_copy, in_child, make_vocabulary, new_text, plain_path  # noqa: E402
 
 RECENT = 20_000  # edited copies are made from one of the last RECENT documents (bounded memory)
 
@@ -52,16 +52,8 @@ def write_corpus(directory: Path, n: int, part: int, seed: int = 7, dup_share: f
                 out.close()
             paths.append(directory / f"corpus-{len(paths) + 1:02}.jsonl")
             out = open(paths[-1], "w", encoding="utf-8")  # noqa: SIM115 - closed when the next part opens
-        if recent and rng.random() < dup_share:
-            rate = rng.choice([0.01, 0.03, 0.05, 0.1, 0.15])
-            text = " ".join(rng.choice(vocab) if rng.random() < rate else w for w in rng.choice(recent).split(" "))
-        else:
-            words, size = [], 0
-            while size < 2200:
-                word = rng.choice(vocab) + ("." if rng.random() < 0.08 else "")
-                words.append(word)
-                size += len(word) + 1
-            text = " ".join(words)
+        dup = recent and rng.random() < dup_share
+        text = edited_copy(rng, vocab, rng.choice(recent)) if dup else new_text(rng, vocab)
         recent.append(text)
         if len(recent) > RECENT:
             recent.pop(rng.randrange(len(recent)))

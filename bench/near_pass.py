@@ -34,23 +34,30 @@ def make_vocabulary(rng: random.Random, size: int = 20_000) -> list[str]:
     return ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(size)]
 
 
+def new_text(rng: random.Random, vocab: list[str]) -> str:
+    """About 2.2 KB of words, with a full stop now and then."""
+    words, size = [], 0
+    while size < 2200:
+        word = rng.choice(vocab) + ("." if rng.random() < 0.08 else "")
+        words.append(word)
+        size += len(word) + 1
+    return " ".join(words)
+
+
+def edited_copy(rng: random.Random, vocab: list[str], text: str) -> str:
+    """The text with 1–15% of its words replaced."""
+    rate = rng.choice([0.01, 0.03, 0.05, 0.1, 0.15])
+    return " ".join(rng.choice(vocab) if rng.random() < rate else w for w in text.split(" "))
+
+
 def generate(n: int, seed: int = 7, dup_share: float = 0.1) -> list[str]:
-    """n documents of ~2.2 KB; dup_share of them are edited copies (1–15% of words replaced)."""
+    """n documents of ~2.2 KB; dup_share of them are edited copies of earlier ones."""
     rng = random.Random(seed)
     vocab = make_vocabulary(rng)
     texts: list[str] = []
     for _ in range(n):
-        if texts and rng.random() < dup_share:
-            words = rng.choice(texts).split(" ")
-            rate = rng.choice([0.01, 0.03, 0.05, 0.1, 0.15])
-            texts.append(" ".join(rng.choice(vocab) if rng.random() < rate else w for w in words))
-        else:
-            words, size = [], 0
-            while size < 2200:
-                word = rng.choice(vocab) + ("." if rng.random() < 0.08 else "")
-                words.append(word)
-                size += len(word) + 1
-            texts.append(" ".join(words))
+        dup = texts and rng.random() < dup_share
+        texts.append(edited_copy(rng, vocab, rng.choice(texts)) if dup else new_text(rng, vocab))
     return texts
 
 
