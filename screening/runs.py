@@ -374,6 +374,10 @@ def run_summary(run: ScreeningRun) -> str:
             f"{n['stored']} pairs stored (Jaccard >= {run.config['near']['storage_floor']}; {n['below_floor']} below), "
             f"{n['at_or_above_threshold']} at or above {run.config['near']['threshold']}"
         )
+        if index := n.get("index"):
+            parts.append(f"incremental: built the LSH index ({index['new_documents']} documents)" if index["built_now"]
+                         else f"incremental: {index['new_documents']} new documents looked up in the LSH index of "
+                              f"{index['indexed_before']}")
     parts.append(f"{s.get('clusters', 0)} clusters")
     return "; ".join(parts)
 

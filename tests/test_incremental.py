@@ -166,10 +166,11 @@ def test_an_index_lost_from_redis_is_rebuilt_with_the_same_pairs(import_records)
 def test_screen_incremental_sync_and_the_corpus_page(import_records, admin_client, queue, capsys):
     import_records("grow", first_and_second_batches()[0])
     call_command("screen", "--corpus", "grow", "--near", "--incremental", "--sync")
-    assert "complete" in capsys.readouterr().out
+    assert "incremental: built the LSH index" in capsys.readouterr().out
     assert ScreeningRun.objects.get().config["incremental"] is True
     page = admin_client.get(reverse("screening:corpus_detail", args=["grow"])).content.decode()
     assert "LSH indexes" in page and "nfkc-casefold-alnum-v1|char:5|128|1|affine32" in page
+    assert "near (incremental)" in page
     run_page = admin_client.get(ScreeningRun.objects.get().get_absolute_url()).content.decode()
     assert "LSH index built by this run" in run_page and "through the corpus's persistent index" in run_page
 
