@@ -175,7 +175,7 @@ def main() -> None:
           f"{result['peak_mib']:,.0f} MiB", flush=True)
     for stage, spent in result["stages"].items():
         print(f"  {stage:<8} {spent:7.1f} s  {args.docs / spent if spent else 0:>10,.0f} docs/s")
-    print(f"  finishing-job stage seconds: {result['seconds']}")
+    print(f"  seconds of each stage as the run recorded them: {result['seconds']}")
     print(f"import + run: {seconds + result['wall']:.0f} s ({(seconds + result['wall']) / 60:.1f} min)", flush=True)
 
     if args.scaling_docs:
