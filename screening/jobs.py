@@ -105,6 +105,11 @@ def sign_chunk_job(run_id: int, number: int, pks: list[int]) -> int:
     return computed
 
 
+def _workers(run_id: int) -> list[str]:
+    """The workers whose chunk jobs did part of the run (recorded with its results, in the same transaction)."""
+    return progress.members(_key(run_id, "workers"))
+
+
 def _failed_by_a_chunk(run) -> bool:
     from screening.models import ScreeningRun
 
@@ -143,13 +148,12 @@ def run_finish_job(run_id: int) -> str:
         return True
 
     try:
-        run = runs.run_execute(run=run, on_progress=report, split=split)
+        run = runs.run_execute(run=run, on_progress=report, split=split, workers=lambda: _workers(run_id))
     except Exception:
         runs.run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
         raise
     if run.status == ScreeningRun.Status.RUNNING:
         return f"run {run_id}: verifying in chunk jobs"
-    _note_workers(run)
     return runs.run_summary(run)
 
 
@@ -204,21 +208,12 @@ def run_publish_job(run_id: int) -> str:
             _report_stages(run_id, stages, stage)
 
     try:
-        run = runs.run_execute(run=run, on_progress=report, verified=verified)
+        run = runs.run_execute(run=run, on_progress=report, verified=verified, workers=lambda: _workers(run_id))
     except Exception:
         runs.run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
         raise
     connection.delete(_key(run_id, "verified"), _key(run_id, "template"), _key(run_id, "staged"))
-    _note_workers(run)
     return runs.run_summary(run)
-
-
-def _note_workers(run) -> None:
-    from screening import runs
-
-    workers = progress.members(_key(run.pk, "workers"))
-    if workers:
-        runs.run_note_workers(run=run, workers=workers)
 
 
 def run_job_failed(job, connection, exc_type, exc_value, tb) -> None:

@@ -110,13 +110,6 @@ def run_retry(*, run: ScreeningRun) -> ScreeningRun:
     return run_enqueue(run=run)
 
 
-def run_note_workers(*, run: ScreeningRun, workers: list[str]) -> None:
-    """Record which workers signed the run's chunks (shown on the run page)."""
-    stats = dict(run.stats, workers=workers)
-    ScreeningRun.objects.filter(pk=run.pk).update(stats=stats)
-    run.stats = stats
-
-
 def run_fail(*, run_id: int, error: str) -> None:
     ScreeningRun.objects.filter(pk=run_id).exclude(status=ScreeningRun.Status.COMPLETE).update(
         status=ScreeningRun.Status.FAILED, finished_at=timezone.now(), error=error[:10000]
@@ -227,11 +220,12 @@ Split = Callable[[near.Candidates, dict[str, float]], bool]
 
 
 def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split: Split | None = None,
-                verified: Verified | None = None) -> ScreeningRun:
+                verified: Verified | None = None, workers: Callable[[], list[str]] | None = None) -> ScreeningRun:
     """Do the run's passes and publish every result at once, with the status, in one transaction.
 
     With `split`, verification may be handed to chunk jobs after banding (the run then stays running); the
     publishing job calls this again with what they `verified`. The exact pass is cheap and done again there.
+    `workers` names the workers whose chunk jobs took part, recorded with the results.
     """
     outer = on_progress or (lambda fraction, stage: None)
     began: dict[str, float] = {}  # stage -> first report, for the seconds each stage took
@@ -293,6 +287,8 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split
             near.index_record(index_update)
         stats["clusters"] = len(set(number_of.values()))
         stats["seconds"] = {**seconds(), **(verified.seconds if verified else {})}
+        if names := (workers() if workers else []):
+            stats["workers"] = names
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )
