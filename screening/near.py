@@ -180,6 +180,8 @@ class Candidates:
     pairs: list[tuple[int, int]]  # document pks
     template: np.ndarray  # shingle hashes frequent enough to count as template
     stats: dict
+    signed: list[int]  # the documents banded, in the order of the rows of `matrix`
+    matrix: np.ndarray  # their signatures
 
 
 def near_candidates(representatives: list[int], config: engine.NearConfig, report: Progress) -> Candidates:
@@ -193,7 +195,15 @@ def near_candidates(representatives: list[int], config: engine.NearConfig, repor
     return Candidates([(signed[i], signed[j]) for i, j in found.tolist()], template, {
         "representatives": len(representatives), "signed": len(signed), "newly_signed": computed,
         "reused_signatures": len(representatives) - computed, "empty": empty, "template_shingles": int(template.size),
-    })
+    }, signed, matrix)
+
+
+def verify(found: Candidates, doc_ids: dict[int, str], config: engine.NearConfig,
+           report: Progress) -> tuple[list[NearPair], int]:
+    """Verify every candidate in this job, with the signatures and doc_ids it already holds."""
+    involved = {pk for pair in found.pairs for pk in pair}
+    signatures = {pk: found.matrix[i] for i, pk in enumerate(found.signed) if pk in involved}
+    return _verify(found.pairs, signatures, found.template, doc_ids, config, report)
 
 
 def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: engine.NearConfig,
@@ -211,14 +221,6 @@ def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats:
     """Verified pairs (from one job or gathered from chunks) as the run's near result, in a fixed order."""
     pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
     return _result(pairs, below_floor, candidates, config, **stats)
-
-
-def near_pass(representatives: list[int], doc_ids: dict[int, str], config: engine.NearConfig,
-              corpus_size: int, report: Progress) -> NearResult:
-    """Find, verify and score the near-duplicate pairs among the representatives (document pks)."""
-    found = near_candidates(representatives, config, report)
-    pairs, below_floor = verify_chunk(found.pairs, found.template, config, report)
-    return near_result(pairs, below_floor, len(found.pairs), found.stats, config, doc_ids)
 
 
 @dataclass

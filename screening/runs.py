@@ -269,7 +269,7 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split
             found = near.near_candidates(representatives, config, report)
             if split is not None and split(found, seconds()):
                 return run  # chunk jobs verify; a publishing job ends the run
-            pairs, below_floor = near.verify_chunk(found.pairs, found.template, config, report)
+            pairs, below_floor = near.verify(found, doc_ids, config, report)
             near_result = near.near_result(pairs, below_floor, len(found.pairs), found.stats, config, doc_ids)
         stats["near"] = near_result.stats
     report(0.0, "publish")
