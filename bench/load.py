@@ -113,20 +113,47 @@ def editor_loop(i: int, run_id: int, until: float, submitted: list, errors: list
             errors.append(repr(error))
 
 
-def browse_loop(i: int, run_id: int, until: float, pair_ids: list[int], times: list, errors: list,
-                think: float) -> None:
-    session = Session()
-    session.login(f"editor{i % 20}")
+def browse_loop(i: int, session: Session, run_id: int, until: float, pair_ids: list[int], times: list,
+                errors: list, think: float) -> None:
     rng = random.Random(1000 + i)
     while time.monotonic() < until:
-        path = f"/review/?run={run_id}" if rng.random() < 0.5 else f"/review/pairs/{rng.choice(pair_ids)}/"
+        kind = "queue" if rng.random() < 0.5 else "pair"
+        path = f"/review/?run={run_id}" if kind == "queue" else f"/review/pairs/{rng.choice(pair_ids)}/"
         start = time.perf_counter()
         try:
             session.get(path)
-            times.append((time.perf_counter() - start) * 1000)
+            times.append((kind, (time.perf_counter() - start) * 1000))
             time.sleep(rng.uniform(0, 2 * think))  # a reader's pause between pages (mean `think` seconds)
         except Exception as error:  # noqa: BLE001 - counted and reported
             errors.append(repr(error))
+
+
+def p95(values: list[float]) -> float:
+    return values[int(0.95 * (len(values) - 1))]
+
+
+def server_cpu(server: subprocess.Popen) -> dict[str, dict[int, float]]:
+    """CPU-seconds used so far by each gunicorn process (master and workers) and each PostgreSQL process."""
+    import psutil
+
+    def seconds(processes) -> dict[int, float]:
+        out = {}
+        for process in processes:
+            try:
+                times = process.cpu_times()
+                out[process.pid] = times.user + times.system
+            except psutil.Error:
+                pass
+        return out
+
+    master = psutil.Process(server.pid)
+    postgres = [p for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("postgres")]
+    return {"gunicorn": seconds([master, *master.children(recursive=True)]), "postgres": seconds(postgres)}
+
+
+def cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    # Per process, so a connection that closed in between does not count as negative time.
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
 def main() -> None:
@@ -172,22 +199,34 @@ def main() -> None:
               f"{distinct} distinct (pair, reviewer); errors {len(errors)} {errors[:3]}")
         assert stored == len(submitted) == distinct, "a judgement was lost or doubled"
 
+        # Users log in before the clock starts: a password check (Argon2) is not browsing.
+        sessions = [Session() for _ in range(args.browsers)]
+        for i, session in enumerate(sessions):
+            session.login(f"editor{i % args.editors}")
         times, errors = [], []
-        cpu_before = os.times()
+        cpu_before, server_before = os.times(), server_cpu(server)
         until = time.monotonic() + args.seconds
-        threads = [threading.Thread(target=browse_loop, args=(i, run_id, until, pair_ids, times, errors, args.think))
+        threads = [threading.Thread(target=browse_loop,
+                                    args=(i, sessions[i], run_id, until, pair_ids, times, errors, args.think))
                    for i in range(args.browsers)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         cpu = sum(os.times()[:2]) - sum(cpu_before[:2])
-        times.sort()
-        p95 = times[int(0.95 * (len(times) - 1))]
+        server_after = server_cpu(server)
+        per_page = {k: 1000 * cpu_used(server_before[k], server_after[k]) / max(len(times), 1) for k in server_after}
+        every = sorted(ms for _, ms in times)
         print(f"{args.browsers} users browsing for {args.seconds} s: {len(times)} pages, median "
-              f"{statistics.median(times):.0f} ms, p95 {p95:.0f} ms (target < 300 ms; mean pause {args.think} s); "
+              f"{statistics.median(every):.0f} ms, p95 {p95(every):.0f} ms (target < 300 ms; "
+              f"mean pause {args.think} s); "
               f"errors {len(errors)}; the load generator itself used {cpu:.0f} CPU-seconds of the "
               f"{2 * args.seconds} the two cores had")
+        for kind in ("queue", "pair"):
+            some = sorted(ms for k, ms in times if k == kind)
+            print(f"  {kind} pages: {len(some)}, median {statistics.median(some):.0f} ms, p95 {p95(some):.0f} ms")
+        print(f"CPU per page: gunicorn {per_page['gunicorn']:.1f} ms, PostgreSQL {per_page['postgres']:.1f} ms; "
+              f"{len(times) / args.seconds:.1f} pages/s")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -133,7 +133,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "dedup_site.auth.RoleBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "screening:corpus_list"

@@ -37,14 +37,17 @@ def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
 def queue(request):
     flt, carried, form = _filters(request)
     rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""))
-    mine = set(CurrentVerdict.objects.filter(reviewer=request.user, pair__in=rows).exclude(verdict=WITHDRAWN)
-               .values_list("pair_id", flat=True))
+    mine = set(CurrentVerdict.objects.filter(reviewer=request.user, pair_id__in=[p.pk for p in rows])
+               .exclude(verdict=WITHDRAWN).values_list("pair_id", flat=True))
+    # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
+    prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
+    listing = [(p, f"{prefix}{p.pk}/{suffix}", p.pk in mine) for p in rows]
     complete = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).select_related("corpus")
     if flt.run:
         complete = complete.filter(pk=flt.run)
     progress = [services.run_progress(run, request.user) for run in complete.order_by("-pk")[:10]]
     return render(request, "review/queue.html", {
-        "rows": rows, "cursor": cursor, "carried": carried, "form": form, "mine": mine, "progress": progress,
+        "rows": listing, "cursor": cursor, "carried": carried, "form": form, "progress": progress,
     })
 
 
@@ -62,8 +65,8 @@ def next_pair(request):
 @require_GET
 @permission_required(REVIEW)
 def pair_review(request, pk):
-    pair = get_object_or_404(CandidatePair.objects.select_related(
-        "run__corpus", "left__upload__source", "right__upload__source"), pk=pk, run__status="complete")
+    pair = runs.with_documents(
+        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete"))
     _, carried, _ = _filters(request)
     current = CurrentVerdict.objects.filter(pair=pair, reviewer=request.user).exclude(verdict=WITHDRAWN).first()
     context = runs.pair_context(pair)
@@ -120,8 +123,8 @@ def arbitration_queue(request):
 @require_http_methods(["GET", "POST"])
 @permission_required(ARBITRATE)
 def arbitrate(request, pk):
-    pair = get_object_or_404(CandidatePair.objects.select_related(
-        "run__corpus", "left__upload__source", "right__upload__source"), pk=pk, run__status="complete")
+    pair = runs.with_documents(
+        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete"))
     form = ArbitrationForm(request.POST or None, initial={"retained": "both"})
     if request.method == "POST" and form.is_valid():
         try:

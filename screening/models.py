@@ -224,6 +224,10 @@ class CandidatePair(models.Model):
     def signals_text(self) -> str:
         return "; ".join(f"{left}→{right}" for _, left, right in self.revision_signals)
 
+    @property
+    def status_label(self) -> str:
+        return self.status.replace("_", " ") or "pending"
+
     def get_absolute_url(self) -> str:
         return reverse("screening:pair_detail", args=[self.pk])
 

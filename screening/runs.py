@@ -393,6 +393,14 @@ def pair_explanation(pair: CandidatePair) -> dict:
     }
 
 
+def with_documents(pair: CandidatePair) -> CandidatePair:
+    """Attach both documents with their upload and source file, read in a second query: one nine-table
+    join for a pair page cost PostgreSQL about 5 ms of planning alone, more than everything else it did."""
+    documents = Document.objects.select_related("upload__source").in_bulk([pair.left_id, pair.right_id])
+    pair.left, pair.right = documents[pair.left_id], documents[pair.right_id]
+    return pair
+
+
 def pair_context(pair: CandidatePair) -> dict:
     """What the pair panes show (the review page and the run's pair page): matched runs coloured alike on
     both sides, the token diff with its revision signals, shared shingles and raw excerpts."""

@@ -105,9 +105,7 @@ def document_detail(request, pk):
 
 @require_GET
 def pair_detail(request, pk):
-    pair = get_object_or_404(
-        CandidatePair.objects.select_related("run__corpus", "left__upload__source", "right__upload__source"), pk=pk
-    )
+    pair = runs.with_documents(get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk))
     if pair.run.status != ScreeningRun.Status.COMPLETE:
         raise Http404("no such pair")
     return render(request, "screening/pair_detail.html", runs.pair_context(pair))

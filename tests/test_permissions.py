@@ -113,3 +113,26 @@ def test_django_admin_is_for_staff_only(world, django_user_model):
     for role in ROLES:
         response = clients[role].get(reverse("admin:index"))
         assert response.status_code == 302 and "/login/" in response.url, role
+
+
+@pytest.mark.django_db
+def test_permissions_in_one_query_equal_djangos_model_backend(admin_user, editor, arbiter, django_user_model,
+                                                              django_assert_num_queries):
+    from django.contrib.auth.backends import ModelBackend
+    from django.contrib.auth.models import Permission
+
+    from dedup_site.auth import RoleBackend
+
+    direct = django_user_model.objects.create_user("dora-direct", password="irrelevant-pass-1")
+    direct.user_permissions.add(Permission.objects.get(codename="view_user"))
+    superuser = django_user_model.objects.create_superuser("sue-super", password="irrelevant-pass-1")
+    gone = django_user_model.objects.create_user("ina-inactive", password="irrelevant-pass-1", is_active=False)
+    gone.groups.add(*editor.groups.all())
+    for user in (admin_user, editor, arbiter, direct, superuser, gone):
+        expected = ModelBackend().get_all_permissions(django_user_model.objects.get(pk=user.pk))
+        fresh = django_user_model.objects.get(pk=user.pk)
+        with django_assert_num_queries(1 if user.is_active else 0):
+            assert RoleBackend().get_all_permissions(fresh) == expected, user.username
+            fresh.has_perm("review.review_pair")  # answered from the cache filled above
+    assert ModelBackend().get_all_permissions(direct) == {"auth.view_user"}
+    assert "review.review_pair" in ModelBackend().get_all_permissions(editor)

@@ -49,6 +49,9 @@ def test_seed001_flow_with_two_reviews_and_an_arbitration(import_records, editor
     judge(editor2_client, ab, "keep-both", "different channels")
     ab.refresh_from_db()
     assert ab.status == "needs_arbitration" and ab.flag == "the reviewers disagree"
+    queue = editor_client.get(reverse("review:queue"), {"run": run.pk}).content.decode()
+    assert '<td class="status-needs_arbitration">needs arbitration</td>' in queue
+    assert f'href="{reverse("review:pair", args=[ab.pk])}?run={run.pk}"' in queue
     response = arbiter_client.post(reverse("review:arbitrate", args=[ab.pk]),
                                    {"verdict": "merge-entry", "reason": "formatting only", "retained": "left"})
     assert response.status_code == 302
