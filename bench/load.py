@@ -77,7 +77,7 @@ def setup(n_pairs: int, editors: int) -> int:
     from bench.review_pages import fill
 
     call_command("migrate", verbosity=0)
-    run_id = fill(n_pairs, n_docs=2000)
+    run_id = fill(n_pairs, n_docs=max(2000, n_pairs // 2), families=True)  # pairs of real near-duplicates
     group = Group.objects.get(name="editors")
     for i in range(editors):
         User.objects.create_user(f"editor{i}", password=PASSWORD).groups.add(group)

@@ -9,6 +9,7 @@ through Django's test client in this process (no network), as a logged-in editor
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -23,28 +24,47 @@ os.environ.setdefault("DEDUP_DATA_DIR", tempfile.mkdtemp(prefix="dedup-bench-"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedup_site.settings")
 
 
-def fill(n_pairs: int, n_docs: int = 3000) -> int:
+def fill(n_pairs: int, n_docs: int = 3000, families: bool = False) -> int:
+    """A complete run with n_pairs pairs over n_docs documents. With `families`, documents are ~2.2 KB
+    texts in families of ten edited copies and pairs are drawn within a family, so pair pages diff and
+    highlight what a real near-duplicate has (n_docs must then allow 4.5 pairs per document)."""
     from django.db import transaction
 
     from screening import runs, services
     from screening.models import CandidatePair, Corpus, Document, ScreeningRun
 
-    data = "".join(f'{{"doc_id": "d{i:05}", "language": "en", "body": "Document {i}: the sensor reads '
-                   f'{i % 97} volts and logs it daily. " }}\n' for i in range(n_docs)).encode()
+    if families:
+        from bench.near_pass import edited_copy, make_vocabulary, new_text
+
+        assert n_pairs <= n_docs * 4.5, "families of ten give at most 45 pairs per ten documents"
+        rng = random.Random(5)
+        vocab = make_vocabulary(rng)
+        bodies = []
+        while len(bodies) < n_docs:
+            base = new_text(rng, vocab)
+            bodies += [base] + [edited_copy(rng, vocab, base) for _ in range(9)]
+    else:
+        bodies = [f"Document {i}: the sensor reads {i % 97} volts and logs it daily. " for i in range(n_docs)]
+    data = "".join(json.dumps({"doc_id": f"d{i:05}", "language": "en", "body": body}) + "\n"
+                   for i, body in enumerate(bodies[:n_docs])).encode()
     upload = services.upload_create(corpus_name="bench", chunks=[data], size=len(data), original_name="b.jsonl")
     services.upload_process(upload=upload)
     corpus = Corpus.objects.get(name="bench")
     run = ScreeningRun.objects.create(corpus=corpus, exact=False, near=True, status="complete", contract="x",
                                       program_version="bench", config={"near": {"shingle": "char:5"}},
                                       stats={"near": {"stored": n_pairs}})
-    pks = list(Document.objects.filter(corpus=corpus).values_list("pk", flat=True))
+    pks = list(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True))
     rng = random.Random(1)
     seen: set[tuple[int, int]] = set()
     batch = []
     start = time.perf_counter()
     with transaction.atomic():
         while len(seen) < n_pairs:
-            a, b = sorted(rng.sample(pks, 2))
+            if families:
+                family = rng.randrange(len(pks) // 10) * 10
+                a, b = sorted(rng.sample(pks[family : family + 10], 2))
+            else:
+                a, b = sorted(rng.sample(pks, 2))
             if (a, b) in seen:
                 continue
             seen.add((a, b))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Value
 
 from review.kappa import cohen_kappa
 from review.models import FINAL_VERDICTS, WITHDRAWN, Arbitration, CurrentVerdict, Judgement, Retained, Verdict
@@ -205,6 +205,7 @@ class QueueRow:
     final_verdict: str
     left: str  # doc_id
     right: str  # doc_id
+    mine: bool  # the reviewer asked about has a current verdict on it
 
     # Formatted here rather than by template filters: 50 rows of filters were a fifth of the page's CPU.
     @property
@@ -216,8 +217,9 @@ class QueueRow:
         return self.status.replace("_", " ") or PENDING
 
 
-def queue_page(flt: QueueFilter, after: str = "", limit: int = 50) -> tuple[list[QueueRow], str]:
-    """One page of the queue after the keyset cursor `after`; returns the rows and the next cursor."""
+def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None) -> tuple[list[QueueRow], str]:
+    """One page of the queue after the keyset cursor `after`; returns the rows and the next cursor. With a
+    reviewer, each row says whether they have a current verdict on it."""
     pairs = flt.apply(CandidatePair.objects.all())
     if after:
         pairs = pairs.filter(_after(flt.sort, after))
@@ -225,16 +227,22 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50) -> tuple[list
     # statistics can turn into a sort of the whole run; then those rows, without the document bodies.
     ids = list(pairs.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
     more = len(ids) > limit
-    rows = _rows_for_listing(ids[:limit])
+    rows = _rows_for_listing(ids[:limit], reviewer)
     return rows, _cursor(flt.sort, rows[-1]) if more and rows else ""
 
 
-def _rows_for_listing(ids: list[int]) -> list[QueueRow]:
+def _rows_for_listing(ids: list[int], reviewer=None) -> list[QueueRow]:
     """These pairs, in this order: one query by primary key, joined only for the two doc_ids and the
     corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
-    found = {values[0]: QueueRow(*values) for values in CandidatePair.objects.filter(pk__in=ids).values_list(
+    pairs = CandidatePair.objects.filter(pk__in=ids)
+    if reviewer is not None:
+        pairs = pairs.annotate(mine=Exists(CurrentVerdict.objects.filter(
+            pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN)))
+    else:
+        pairs = pairs.annotate(mine=Value(False))
+    found = {values[0]: QueueRow(*values) for values in pairs.values_list(
         "pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster", "revision_signals", "status",
-        "final_verdict", "left__doc_id", "right__doc_id")}
+        "final_verdict", "left__doc_id", "right__doc_id", "mine")}
     return [found[pk] for pk in ids]
 
 

@@ -36,12 +36,10 @@ def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
 @permission_required(REVIEW)
 def queue(request):
     flt, carried, form = _filters(request)
-    rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""))
-    mine = set(CurrentVerdict.objects.filter(reviewer=request.user, pair_id__in=[p.pk for p in rows])
-               .exclude(verdict=WITHDRAWN).values_list("pair_id", flat=True))
+    rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user)
     # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
     prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
-    listing = [(p, f"{prefix}{p.pk}/{suffix}", p.pk in mine) for p in rows]
+    listing = [(p, f"{prefix}{p.pk}/{suffix}") for p in rows]
     complete = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).select_related("corpus")
     if flt.run:
         complete = complete.filter(pk=flt.run)

@@ -299,13 +299,15 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split
 
 
 def refresh_statistics() -> None:
-    """Tell PostgreSQL's planner about the pairs just written. Until autovacuum gets there, its stale
-    statistics make it sort a whole run for one queue page (9 ms instead of 0.2 ms at 20,000 pairs)."""
+    """Tell PostgreSQL's planner about the pairs just written and the documents imported before. Until
+    autovacuum gets there, stale statistics make it sort a whole run for one queue page (9 ms instead of
+    0.2 ms at 20,000 pairs) and scan every document to name the 50 pairs shown (10 ms instead of 0.3)."""
     from django.db import connection
 
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {CandidatePair._meta.db_table}, {Cluster._meta.db_table}")
+            cursor.execute(f"ANALYZE {CandidatePair._meta.db_table}, {Cluster._meta.db_table}, "
+                           f"{Document._meta.db_table}")
 
 
 def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int]) -> None:

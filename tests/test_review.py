@@ -400,3 +400,24 @@ def test_group_permissions_match_the_roles():
     editors, arbiters = Group.objects.get(name=roles.EDITORS), Group.objects.get(name=roles.ARBITERS)
     assert {p.codename for p in editors.permissions.all()} == {"review_pair"}
     assert {p.codename for p in arbiters.permissions.all()} == {"review_pair", "arbitrate_pair"}
+
+
+@pytest.mark.django_db
+def test_queue_marks_the_pairs_i_have_judged_and_no_others(import_records, editor, editor2, editor_client,
+                                                           editor2_client):
+    import re
+
+    run = seed_run(import_records, reviews_required=2)
+    ab = pair(run, "A", "B")
+    judge(editor_client, ab, "merge-entry", "same guide")
+
+    def marked(client) -> set[str]:
+        page = client.get(reverse("review:queue"), {"run": run.pk}).content.decode()
+        rows = re.findall(r'<tr>\s*<td><a href="[^"]+">([^<]+)</a>.*?<td>(✓?)</td>\s*</tr>', page, re.S)
+        assert len(rows) == CandidatePair.objects.filter(run=run).count()
+        return {name for name, mark in rows if mark}
+
+    assert marked(editor_client) == {"A · B"}
+    assert marked(editor2_client) == set()
+    editor_client.post(reverse("review:undo"))  # withdrawn: no longer a current verdict
+    assert marked(editor_client) == set()

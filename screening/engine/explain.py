@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from screening.engine import fast
@@ -10,18 +12,20 @@ from screening.engine.shingle import ShingleSpec, shingles
 
 MAX_ANCHORS = 8  # positions tried per k-gram: keeps 1 MB documents bounded
 NEARBY = 64  # characters around the continuation of the previous run searched first
+BLOCK = 32  # characters compared at once when extending a match
 
 
 def shared_shingles(left: str, right: str, policy: Policy, spec: ShingleSpec, limit: int = 20) -> list[str]:
     return sorted(shingles(left, policy, spec) & shingles(right, policy, spec))[:limit]
 
 
-def common_runs(left: str, right: str, min_len: int) -> list[tuple[int, int, int]]:
+@functools.lru_cache(maxsize=4)  # a pair page asks twice: for its highlighted runs and for its excerpts
+def common_runs(left: str, right: str, min_len: int) -> tuple[tuple[int, int, int], ...]:
     """Runs of at least `min_len` characters common to both raw texts, as (left_start, right_start, length),
     in left order and not overlapping on the left. Greedy: anchored on k-grams of the right text, each
     anchor extended as far as it goes; at most MAX_ANCHORS positions tried per k-gram."""
     if min_len < 1 or len(left) < min_len or len(right) < min_len:
-        return []
+        return ()
     index: dict[str, list[int]] = {}
     for j in range(len(right) - min_len + 1):
         positions = index.setdefault(right[j : j + min_len], [])
@@ -42,9 +46,7 @@ def common_runs(left: str, right: str, min_len: int) -> list[tuple[int, int, int
             if near >= 0:
                 candidates = (near, *candidates)
         for j in candidates:
-            length = min_len
-            while i + length < len(left) and j + length < len(right) and left[i + length] == right[j + length]:
-                length += 1
+            length = _extend(left, i, right, j, min_len)
             if length > best_len:
                 best_len, best_j = length, j
         if best_len:
@@ -53,7 +55,19 @@ def common_runs(left: str, right: str, min_len: int) -> list[tuple[int, int, int
             last_i, last_j = i, best_j + best_len
         else:
             i += 1
-    return runs
+    return tuple(runs)
+
+
+def _extend(left: str, i: int, right: str, j: int, length: int) -> int:
+    """How far the match at left[i:], right[j:] (already `length` long) goes: compared a block of
+    characters at a time, then character by character, because a Python loop per character was most
+    of a pair page's time."""
+    end = min(len(left) - i, len(right) - j)
+    while length + BLOCK <= end and left[i + length : i + length + BLOCK] == right[j + length : j + length + BLOCK]:
+        length += BLOCK
+    while length < end and left[i + length] == right[j + length]:
+        length += 1
+    return length
 
 
 def raw_excerpts(left: str, right: str, min_len: int, limit: int = 5) -> list[str]:
