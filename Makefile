@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 WORKERS ?= 1
 PORT ?= 8000
 
-.PHONY: run test test-postgres lint bench clean-venv
+.PHONY: run test test-postgres lint audit bench clean-venv
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
+
+# Every pin in requirements.lock against PyPI's vulnerability records (needs pypi.org).
+audit:
+	$(PYTHON) scripts/audit_deps.py requirements.lock
 
 clean-venv:
 	rm -rf $(VENV)

@@ -1,11 +1,14 @@
 """Load on gunicorn over loopback: 20 editors judging at once, then 50 users browsing queue and pair pages.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/dedup_load .venv/bin/python bench/load.py \
-        [--seconds 60] [--editors 20] [--browsers 50] [--pairs 20000]
+        [--seconds 60] [--editors 20] [--browsers 50] [--pairs 20000] [--pause 1 5] [--web-workers 4]
 
 The database must be a fresh, empty one (SQLite in a throwaway folder when DATABASE_URL is unset). Every
-request goes to 127.0.0.1 only; loops are bounded in time. Prints judgements submitted vs stored (none lost,
-none doubled) and the latency percentiles of the browsing phase.
+request goes to 127.0.0.1 only; loops are bounded in time. Pairs join 2.2 KB near-duplicate documents, so
+pair pages diff and highlight real text. Browsing users log in first, arrive spread over one pause and
+wait a pause drawn from --pause between pages (Locust's `between(1, 5)` by default; `--pause 0 2` is the
+harsher one-second mean). Prints judgements submitted vs stored (none lost, none doubled), the latency
+percentiles of the browsing phase per page kind, and the CPU gunicorn and PostgreSQL spent per page.
 """
 
 from __future__ import annotations
@@ -114,8 +117,11 @@ def editor_loop(i: int, run_id: int, until: float, submitted: list, errors: list
 
 
 def browse_loop(i: int, session: Session, run_id: int, until: float, pair_ids: list[int], times: list,
-                errors: list, think: float) -> None:
+                errors: list, pause: tuple[float, float]) -> None:
     rng = random.Random(1000 + i)
+    # Users arrive spread over one pause, as real ones do (and as Locust's spawn rate does): fifty first
+    # clicks in the same millisecond would measure a queue no reader ever meets.
+    time.sleep(rng.uniform(0, pause[1]))
     while time.monotonic() < until:
         kind = "queue" if rng.random() < 0.5 else "pair"
         path = f"/review/?run={run_id}" if kind == "queue" else f"/review/pairs/{rng.choice(pair_ids)}/"
@@ -123,7 +129,7 @@ def browse_loop(i: int, session: Session, run_id: int, until: float, pair_ids: l
         try:
             session.get(path)
             times.append((kind, (time.perf_counter() - start) * 1000))
-            time.sleep(rng.uniform(0, 2 * think))  # a reader's pause between pages (mean `think` seconds)
+            time.sleep(rng.uniform(*pause))  # a reader's pause between pages
         except Exception as error:  # noqa: BLE001 - counted and reported
             errors.append(repr(error))
 
@@ -162,9 +168,10 @@ def main() -> None:
     parser.add_argument("--editors", type=int, default=20)
     parser.add_argument("--browsers", type=int, default=50)
     parser.add_argument("--pairs", type=int, default=20_000)
-    parser.add_argument("--web-workers", type=int, default=3, help="gunicorn worker processes")
-    parser.add_argument("--web-threads", type=int, default=4, help="threads per gunicorn worker")
-    parser.add_argument("--think", type=float, default=1.0, help="mean pause between a browsing user's pages (s)")
+    parser.add_argument("--web-workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--web-threads", type=int, default=1, help="threads per gunicorn worker (1: sync workers)")
+    parser.add_argument("--pause", type=float, nargs=2, default=(1.0, 5.0), metavar=("MIN", "MAX"),
+                        help="a browsing user's pause between pages, drawn uniformly (s); Locust's between(1, 5)")
     args = parser.parse_args()
     run_id = setup(args.pairs, args.editors)
     from django.db import connections
@@ -207,7 +214,7 @@ def main() -> None:
         cpu_before, server_before = os.times(), server_cpu(server)
         until = time.monotonic() + args.seconds
         threads = [threading.Thread(target=browse_loop,
-                                    args=(i, sessions[i], run_id, until, pair_ids, times, errors, args.think))
+                                    args=(i, sessions[i], run_id, until, pair_ids, times, errors, tuple(args.pause)))
                    for i in range(args.browsers)]
         for t in threads:
             t.start()
@@ -219,7 +226,7 @@ def main() -> None:
         every = sorted(ms for _, ms in times)
         print(f"{args.browsers} users browsing for {args.seconds} s: {len(times)} pages, median "
               f"{statistics.median(every):.0f} ms, p95 {p95(every):.0f} ms (target < 300 ms; "
-              f"mean pause {args.think} s); "
+              f"pause {args.pause[0]:g}–{args.pause[1]:g} s); "
               f"errors {len(errors)}; the load generator itself used {cpu:.0f} CPU-seconds of the "
               f"{2 * args.seconds} the two cores had")
         for kind in ("queue", "pair"):

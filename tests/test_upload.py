@@ -151,6 +151,16 @@ def test_import_corpus_command_fails_and_prints_the_problems(write, capsys):
 
 
 @pytest.mark.django_db
+def test_import_corpus_command_names_a_missing_path_and_a_non_file(tmp_path):
+    with pytest.raises(CommandError, match="gone.jsonl: no such file"):
+        call_command("import_corpus", str(tmp_path / "gone.jsonl"), "--corpus", "x")
+    for path in (tmp_path, "/dev/null"):
+        with pytest.raises(CommandError, match="not a regular file"):
+            call_command("import_corpus", str(path), "--corpus", "x")
+    assert not Corpus.objects.exists()
+
+
+@pytest.mark.django_db
 def test_import_corpus_command_uses_the_language_option_for_txt(write):
     path = write("seed-a.txt", SEED000[0]["body"])
     call_command("import_corpus", str(path), "--corpus", "fa", "--language", "fa")

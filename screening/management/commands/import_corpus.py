@@ -15,8 +15,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         path: Path = options["path"]
-        if not path.is_file():
+        if not path.exists():
             raise CommandError(f"{path}: no such file")
+        if not path.is_file():
+            raise CommandError(f"{path}: not a regular file (a directory, device or pipe cannot be imported)")
         try:
             upload = services.upload_create_from_path(
                 corpus_name=options["corpus"], path=path, language=options["language"]
