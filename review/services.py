@@ -14,7 +14,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Value
 from review.kappa import cohen_kappa
 from review.models import FINAL_VERDICTS, WITHDRAWN, Arbitration, CurrentVerdict, Judgement, Retained, Verdict
 from screening.engine.cluster import components
-from screening.models import CandidatePair, ScreeningRun
+from screening.models import CandidatePair, ScreeningRun, status_label
 
 PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
 PROGRESS_CACHE_SECONDS = 5
@@ -214,7 +214,7 @@ class QueueRow:
 
     @property
     def status_label(self) -> str:
-        return self.status.replace("_", " ") or PENDING
+        return status_label(self.status)
 
 
 def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None) -> tuple[list[QueueRow], str]:

@@ -90,7 +90,6 @@ class Upload(BackgroundWork, models.Model):
         return f"{self.original_name} → {self.corpus}"
 
 
-
 class Document(models.Model):
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="documents")
     upload = models.ForeignKey(Upload, on_delete=models.PROTECT, related_name="documents")
@@ -151,7 +150,6 @@ class ScreeningRun(BackgroundWork, models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("screening:run_detail", args=[self.pk])
-
 
     @property
     def passes(self) -> list[str]:
@@ -226,10 +224,15 @@ class CandidatePair(models.Model):
 
     @property
     def status_label(self) -> str:
-        return self.status.replace("_", " ") or "pending"
+        return status_label(self.status)
 
     def get_absolute_url(self) -> str:
         return reverse("screening:pair_detail", args=[self.pk])
+
+
+def status_label(status: str) -> str:
+    """A pair's review status as the pages show it ("needs arbitration"; an empty status is pending)."""
+    return status.replace("_", " ") or "pending"
 
 
 class Cluster(models.Model):
