@@ -10,6 +10,8 @@ from pathlib import Path
 import dj_database_url
 from django.utils.csp import CSP
 
+from dedup_site.private_files import create_private
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -49,8 +51,7 @@ def _secret_key() -> str:
     # Development: a random key kept in the data folder so sessions survive restarts.
     path = DATA_DIR / "secret_key"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
-        path.chmod(0o600)
+        create_private(path, secrets.token_urlsafe(50).encode())
     return path.read_text(encoding="utf-8").strip()
 
 

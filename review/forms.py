@@ -1,5 +1,6 @@
 from django import forms
 
+from dedup_site.http import MAX_ID
 from review.models import FINAL_VERDICTS, Retained, Verdict
 from review.services import STATUSES
 
@@ -8,12 +9,12 @@ KEYS = {"keep-both": "k", "merge-entry": "m", "public-quote": "q", "valid-revisi
 
 class QueueFilterForm(forms.Form):
     corpus = forms.CharField(required=False)
-    run = forms.IntegerField(required=False, min_value=1)
+    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     pass_name = forms.ChoiceField(required=False, choices=[("", "any pass"), ("exact", "exact"), ("near", "near")],
                                   label="Pass")
     min_score = forms.FloatField(required=False, min_value=0, max_value=1)
     max_score = forms.FloatField(required=False, min_value=0, max_value=1)
-    cluster = forms.IntegerField(required=False, min_value=1)
+    cluster = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     status = forms.ChoiceField(required=False,
                                choices=[("", "any status")] + [(s, s.replace("_", " ")) for s in STATUSES])
     signals = forms.ChoiceField(required=False, choices=[("", "with or without revision signals"),

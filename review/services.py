@@ -3,6 +3,7 @@ answer the queue, progress and agreement questions."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -11,6 +12,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Value
 
+from dedup_site.http import MAX_ID
 from review.kappa import cohen_kappa
 from review.models import FINAL_VERDICTS, WITHDRAWN, Arbitration, CurrentVerdict, Judgement, Retained, Verdict
 from screening.engine.cluster import components
@@ -252,16 +254,31 @@ def _cursor(sort: str, last: QueueRow) -> str:
     return f"{last.jaccard!r}:{last.pk}"
 
 
+class BadCursor(ValueError):
+    """A queue position that this program did not write (edited by hand, or from another sort)."""
+
+
+def _number(text: str, kind: type) -> int | float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise BadCursor(text) from None
+    if not math.isfinite(value) or abs(value) > MAX_ID:
+        raise BadCursor(text)
+    return value
+
+
 def _after(sort: str, cursor: str) -> Q:
+    """The pairs after a keyset cursor; BadCursor when the cursor is not one `_cursor` writes."""
     # Written as a range plus an exclusion (not an OR of two ranges) so the index on the sort key is used.
     value, _, pk = cursor.partition(":")
-    pk = int(pk)
+    pk = _number(pk, int)
     if sort == "cluster":
         if value == "none":
             return Q(cluster__isnull=True, id__gt=pk)
-        c = int(value)
+        c = _number(value, int)
         return (Q(cluster__gte=c) & ~Q(cluster=c, id__lte=pk)) | Q(cluster__isnull=True)
-    score = float(value)
+    score = _number(value, float)
     return Q(jaccard__lte=score) & ~Q(jaccard=score, id__lte=pk)
 
 

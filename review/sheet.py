@@ -14,7 +14,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,8 @@ from pathlib import Path
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from dedup_site.private_files import create_private
 
 FORMAT = "dedup-review-sheet-v1"
 MEANING = ("The exporting site attests that this sheet holds every judgement and arbitration of the run that "
@@ -91,15 +92,7 @@ def load_or_create_key(path: Path) -> Ed25519PrivateKey:
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_bytes(pem)
-    tmp.chmod(0o600)
-    try:
-        os.link(tmp, path)  # never replaces a key another process created meanwhile
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink(missing_ok=True)
+    create_private(path, pem)  # never replaces a key another process created meanwhile
     return load_or_create_key(path)
 
 

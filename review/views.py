@@ -25,7 +25,9 @@ FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster"
 def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
     """The queue filters from the query string (invalid values are ignored), and the string to carry them."""
     form = QueueFilterForm(request.GET)
-    form.is_valid()
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
     data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
     flt = services.QueueFilter(**{k: v for k, v in data.items() if k in services.QueueFilter.__dataclass_fields__})
     carried = urlencode({k: data[k] for k in FILTER_KEYS if k in data})
@@ -36,7 +38,12 @@ def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
 @permission_required(REVIEW)
 def queue(request):
     flt, carried, form = _filters(request)
-    rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user)
+    try:
+        rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user)
+    except services.BadCursor:
+        messages.warning(request, f"Ignored after={request.GET['after'][:40]!r}: not a position in this queue; "
+                                  f"showing the first page.")
+        rows, cursor = services.queue_page(flt, reviewer=request.user)
     # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
     prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
     listing = [(p, f"{prefix}{p.pk}/{suffix}") for p in rows]

@@ -24,8 +24,9 @@ class RunForm(forms.Form):
     num_perm = forms.IntegerField(initial=128, min_value=8, max_value=1024, label="Permutations", required=False)
     threshold = forms.FloatField(initial=0.7, min_value=0.05, max_value=1.0, label="Review threshold",
                                  required=False)
-    bands = forms.IntegerField(required=False, min_value=1, help_text="leave empty to choose b × r for the threshold")
-    rows = forms.IntegerField(required=False, min_value=1)
+    bands = forms.IntegerField(required=False, min_value=1, max_value=1024,
+                               help_text="leave empty to choose b × r for the threshold")
+    rows = forms.IntegerField(required=False, min_value=1, max_value=1024)
     incremental = forms.BooleanField(
         required=False, initial=False, label="Incremental",
         help_text="keep this corpus's LSH index for the configuration: only documents not yet indexed are signed "

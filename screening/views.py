@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import progress
+from dedup_site.http import id_param, safe_next
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import START_RUN, UPLOAD, permission_required
@@ -55,7 +56,7 @@ def upload_create(request):
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
         form_errors(request, form, "Upload refused: ")
-        return redirect(request.POST.get("next") or "screening:corpus_list")
+        return redirect(safe_next(request, "screening:corpus_list"))
     file = request.FILES["file"]
     try:
         upload = services.upload_create(
@@ -64,7 +65,7 @@ def upload_create(request):
         )
     except services.UploadRefused as error:
         messages.error(request, f"Upload refused: {error}")
-        return redirect("screening:corpus_list")
+        return redirect(safe_next(request, "screening:corpus_list"))
     try:
         services.upload_enqueue(upload=upload)
     except QueueUnavailable as error:
@@ -244,20 +245,26 @@ def labels_from_verdicts(request, pk):
     return redirect(f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}")
 
 
-def _thresholds(text: str) -> list[float]:
+def _thresholds(request) -> list[float]:
+    """The thresholds asked for, or the defaults with a message when they are not numbers in [0, 1]."""
+    text = request.GET.get("thresholds", "")
     try:
         values = [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        return list(evaluation.DEFAULT_THRESHOLDS)
-    return [t for t in values if 0 <= t <= 1] or list(evaluation.DEFAULT_THRESHOLDS)
+        values = None
+    if values is None or any(not 0 <= t <= 1 for t in values):
+        messages.warning(request, f"Ignored thresholds={text[:40]!r}: write numbers from 0 to 1, separated by "
+                                  f"commas.")
+        values = []
+    return values or list(evaluation.DEFAULT_THRESHOLDS)
 
 
 @require_GET
 def evaluation_page(request, pk):
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=pk, status="complete")
     label_sets = run.corpus.label_sets.all()
-    chosen = label_sets.filter(pk=request.GET.get("labels") or 0).first() or label_sets.first()
-    thresholds = _thresholds(request.GET.get("thresholds", ""))
+    chosen = label_sets.filter(pk=id_param(request, "labels") or 0).first() or label_sets.first()
+    thresholds = _thresholds(request)
     split = request.GET.get("split", "") if request.GET.get("split") in ("tuning", "acceptance") else ""
     context = {"run": run, "label_sets": label_sets, "chosen": chosen, "split": split,
                "thresholds_text": ",".join(str(t) for t in thresholds), "audit_limit": evaluation.AUDIT_LIMIT}
@@ -295,8 +302,8 @@ def charts_bins(pairs, bins: int = 20) -> tuple[list[int], list[int]]:
 def compare(request, name):
     corpus = get_object_or_404(Corpus, name=name)
     label_sets = corpus.label_sets.all()
-    chosen = label_sets.filter(pk=request.GET.get("labels") or 0).first() or label_sets.first()
-    thresholds = _thresholds(request.GET.get("thresholds", ""))
+    chosen = label_sets.filter(pk=id_param(request, "labels") or 0).first() or label_sets.first()
+    thresholds = _thresholds(request)
     rows = evaluation.compare_runs(corpus=corpus, label_set=chosen, thresholds=thresholds) if chosen else []
     return render(request, "screening/compare.html", {
         "corpus": corpus, "label_sets": label_sets, "chosen": chosen, "rows": rows, "thresholds": thresholds,

@@ -128,3 +128,43 @@ def test_check_deploy_is_clean_in_production():
 def test_production_refuses_to_start_without_a_secret_key():
     result = _check_deploy({"DEDUP_PRODUCTION": "1", "DJANGO_ALLOWED_HOSTS": "dedup.example.org"})
     assert result.returncode != 0 and "needs DJANGO_SECRET_KEY" in result.stderr
+
+
+@pytest.fixture
+def no_chmod(monkeypatch):
+    """A file that is chmod-ed after it was written was readable by others in between: with chmod a no-op
+    and the usual umask, only a file created 0600 ends up private."""
+    monkeypatch.setattr(os, "chmod", lambda *args, **kwargs: None)
+    monkeypatch.setattr(Path, "chmod", lambda *args, **kwargs: None)
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_signing_key_is_created_private(no_chmod, tmp_path):
+    from review import sheet
+
+    sheet.load_or_create_key(tmp_path / "keys" / "site.pem")
+    assert _mode(tmp_path / "keys" / "site.pem") == 0o600
+    assert [p.name for p in (tmp_path / "keys").iterdir()] == ["site.pem"]  # no temporary file left
+
+
+def test_generated_secret_key_is_created_private(no_chmod, tmp_path, monkeypatch):
+    monkeypatch.delenv("DJANGO_SECRET_KEY", raising=False)
+    monkeypatch.setattr(real_settings, "DATA_DIR", tmp_path)
+    key = real_settings._secret_key()
+    assert _mode(tmp_path / "secret_key") == 0o600 and real_settings._secret_key() == key
+
+
+@pytest.mark.django_db
+def test_generated_admin_password_file_is_created_private(no_chmod, tmp_path, settings, monkeypatch):
+    from django.core.management import call_command
+
+    monkeypatch.delenv("DEDUP_ADMIN_PASSWORD", raising=False)
+    settings.DATA_DIR = tmp_path
+    call_command("bootstrap", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    assert _mode(tmp_path / "admin-password.txt") == 0o600

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
+from dedup_site.private_files import create_private
 from dedup_site.roles import ADMINS, ensure_roles
 from dedup_site.settings import env
 
@@ -24,8 +25,8 @@ class Command(BaseCommand):
             user = User.objects.create_superuser(username=username, email="", password=password)
             user.groups.add(Group.objects.get(name=ADMINS))
             if not env("DEDUP_ADMIN_PASSWORD"):
-                password_file.write_text(password + "\n", encoding="utf-8")
-                password_file.chmod(0o600)
+                password_file.unlink(missing_ok=True)  # left from an earlier database
+                create_private(password_file, (password + "\n").encode())
             self.stdout.write(f"Created the admin account: user {username!r}, password {password}")
         elif password_file.exists():
             self.stdout.write(f"Log in as {username!r} with the password in {password_file}")

@@ -1,0 +1,31 @@
+"""Reading what a user can edit in a request: a `next` address that never leaves the site, and query
+parameters that are used when valid and otherwise ignored with a message (never a server error)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import resolve_url
+from django.utils.http import url_has_allowed_host_and_scheme
+
+MAX_ID = 2**63 - 1  # the largest primary key a database holds; larger numbers are not ids
+
+
+def safe_next(request, default: str, *args) -> str:
+    """The `next` address from POST or GET when it is a path on this site, else `default` (a URL name).
+    Only absolute paths are followed: anything else could be read as a URL name or a scheme."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return target
+    return resolve_url(default, *args)
+
+
+def id_param(request, name: str) -> int | None:
+    """A positive id from the query string; anything else is ignored, with a message naming it."""
+    text = request.GET.get(name, "").strip()
+    if not text:
+        return None
+    if text.isascii() and text.isdigit() and 0 < int(text) <= MAX_ID:
+        return int(text)
+    messages.warning(request, f"Ignored {name}={text[:40]!r}: it must be a positive whole number.")
+    return None
