@@ -1,5 +1,12 @@
 from django.apps import AppConfig
+from django.db import connections
 from django.db.models.signals import post_migrate
+
+
+def _guards_after_migrate(using="default", **_kwargs) -> None:
+    from dedup_site import guards
+
+    guards.sync(connections[using])
 
 
 class DedupSiteConfig(AppConfig):
@@ -9,3 +16,5 @@ class DedupSiteConfig(AppConfig):
         from dedup_site.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, sender=self, dispatch_uid="dedup_site.ensure_roles")
+        # A table SQLite rebuilt to alter it lost its triggers: every migrate puts the guards back.
+        post_migrate.connect(_guards_after_migrate, sender=self, dispatch_uid="dedup_site.guards")

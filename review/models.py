@@ -1,11 +1,14 @@
-"""Review records. Judgements and arbitrations are insert-only: no code path updates or deletes one, and
-the database refuses it where it can (triggers, see migration 0002)."""
+"""Review records. Judgements, arbitrations and reviewer signatures are insert-only, and a sheet export is
+fixed once complete. Two layers hold this: the models and their querysets refuse update and delete, and
+the database itself refuses UPDATE, DELETE and (PostgreSQL) TRUNCATE through the triggers of
+`dedup_site.guards`, installed by migration review 0006 on SQLite and PostgreSQL alike (see DB_GUARDS)."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
+from dedup_site.guards import Guard
 from screening.models import BackgroundWork, CandidatePair, JobStatus
 
 
@@ -66,6 +69,9 @@ class InsertOnly(models.Model):
 
 
 class Judgement(InsertOnly):
+    """One reviewer's verdict on one pair. Never updated or deleted (guard: review 0006); a change of mind,
+    or an undo, is a newer judgement."""
+
     pair = models.ForeignKey(CandidatePair, on_delete=models.PROTECT, related_name="judgements")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
     verdict = models.CharField(max_length=24)  # a Verdict, or WITHDRAWN
@@ -84,6 +90,9 @@ class Judgement(InsertOnly):
 
 
 class Arbitration(InsertOnly):
+    """An arbiter's final decision on a pair. Never updated or deleted (guard: review 0006); the judgements
+    it settles stay as they were."""
+
     pair = models.ForeignKey(CandidatePair, on_delete=models.PROTECT, related_name="arbitrations")
     arbiter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="arbitrations")
     verdict = models.CharField(max_length=24, choices=[(v.value, v.label) for v in FINAL_VERDICTS])
@@ -115,7 +124,7 @@ class CurrentVerdict(models.Model):
 
 class ReviewerSignature(InsertOnly):
     """A reviewer's signature over every judgement and arbitration they recorded up to `signed_at`,
-    confirmed with their password."""
+    confirmed with their password. Never updated or deleted (guard: review 0006)."""
 
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     full_name = models.CharField(max_length=300)
@@ -128,7 +137,8 @@ class ReviewerSignature(InsertOnly):
 
 
 class SheetExport(BackgroundWork, models.Model):
-    """One export of a run's review sheet. Once complete, its files and fields never change."""
+    """One export of a run's review sheet. Never deleted; once complete, its fields never change (guard:
+    review 0006) and its files are read-only."""
 
     Status = JobStatus
 
@@ -147,3 +157,11 @@ class SheetExport(BackgroundWork, models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+
+
+DB_GUARDS = [
+    Guard("review_judgement"),
+    Guard("review_arbitration"),
+    Guard("review_reviewersignature"),
+    Guard("review_sheetexport", rule="fixed once complete", frozen_when="OLD.status = 'complete'"),
+]

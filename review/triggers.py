@@ -1,4 +1,5 @@
-"""Database triggers that refuse changes to insert-only tables (used by migrations).
+"""The first triggers on insert-only tables, as migrations 0003 and 0005 installed them; 0006 replaced them
+with dedup_site.guards (UPDATE and DELETE refused on SQLite as on PostgreSQL).
 
 PostgreSQL: a trigger refuses UPDATE and DELETE. SQLite: a trigger refuses UPDATE (row DELETE stays
 possible there only so the test runner can empty tables between tests; the application never deletes).

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from dedup_site.guards import Guard
+
 
 class Corpus(models.Model):
     name = models.CharField(max_length=64, unique=True)
@@ -27,7 +29,8 @@ class Corpus(models.Model):
 
 
 class SourceFile(models.Model):
-    """An uploaded file kept byte for byte, read-only, stored once under its SHA-256."""
+    """An uploaded file kept byte for byte, read-only, stored once under its SHA-256. The row is never
+    deleted and its hash and size never change (guard: screening 0008)."""
 
     sha256 = models.CharField(max_length=64, unique=True)
     size = models.BigIntegerField()
@@ -91,6 +94,10 @@ class Upload(BackgroundWork, models.Model):
 
 
 class Document(models.Model):
+    """One document as imported. Never deleted, and what was imported (corpus, upload, ids, language,
+    title, body, dates, place) never changes (guard: screening 0008); the digest taken at import is
+    derived from these and may be computed again."""
+
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="documents")
     upload = models.ForeignKey(Upload, on_delete=models.PROTECT, related_name="documents")
     doc_id = models.CharField(max_length=200)
@@ -332,3 +339,11 @@ class Label(models.Model):
 
     class Meta:
         ordering = ["pk"]
+
+
+DB_GUARDS = [
+    Guard("screening_sourcefile", rule="never deleted or changed", frozen=("sha256", "size")),
+    Guard("screening_document", rule="never deleted or changed", frozen=(
+        "corpus_id", "upload_id", "doc_id", "source_id", "version", "language", "title", "body", "collected_at",
+        "member_path", "place")),
+]

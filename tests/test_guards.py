@@ -1,0 +1,89 @@
+"""Rows the product never changes are refused UPDATE and DELETE by the database itself (SQLite and
+PostgreSQL), whatever path the statement takes: a queryset, the base manager, raw SQL."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from dedup_site import guards
+from review import services, sheets
+from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
+from screening import runs
+from screening.models import CandidatePair, Corpus, Document, SourceFile
+from tests.seeds import SEED001
+
+
+@pytest.fixture
+def records(import_records, editor, arbiter):
+    import_records("zh", SEED001)
+    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True))
+    pair = CandidatePair.objects.filter(run=run).first()
+    judgement = services.judgement_record(pair=pair, reviewer=editor, verdict="arbitration", reason="unsure")
+    arbitration = services.arbitration_record(pair=pair, arbiter=arbiter, verdict="keep-both", reason="differ")
+    signature = sheets.signature_record(reviewer=editor, password="correct horse battery")
+    export = sheets.sheet_export_build(export=sheets.sheet_export_create(run=run))
+    return {"judgement": judgement, "arbitration": arbitration, "signature": signature, "export": export,
+            "document": Document.objects.first(), "source": SourceFile.objects.first()}
+
+
+def _refused(sql: str, params: list) -> bool:
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+    except DatabaseError as error:
+        assert "refused" in str(error), error
+        return True
+    return False
+
+
+CHANGES = {
+    "judgement": ("review_judgement", "verdict = 'keep-both'"),
+    "arbitration": ("review_arbitration", "verdict = 'merge-entry'"),
+    "signature": ("review_reviewersignature", "full_name = 'someone else'"),
+    "export": ("review_sheetexport", "row_count = 0"),
+    "document": ("screening_document", "body = 'rewritten'"),
+    "source": ("screening_sourcefile", "sha256 = 'f00'"),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", sorted(CHANGES))
+def test_raw_sql_cannot_update_or_delete_a_guarded_row(records, kind):
+    table, assignment = CHANGES[kind]
+    pk = records[kind].pk
+    assert _refused(f"UPDATE {table} SET {assignment} WHERE id = %s", [pk])  # noqa: S608 - fixed names
+    assert _refused(f"DELETE FROM {table} WHERE id = %s", [pk])  # noqa: S608
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", [Judgement, Arbitration, ReviewerSignature])
+def test_the_base_manager_cannot_delete_a_review_record(records, model):
+    row = model._base_manager.first()
+    with pytest.raises(DatabaseError), transaction.atomic():
+        model._base_manager.filter(pk=row.pk).delete()
+    assert model._base_manager.filter(pk=row.pk).exists()
+
+
+@pytest.mark.django_db
+def test_a_sheet_export_changes_until_complete_then_never(records):
+    queued = SheetExport.objects.create(run=records["export"].run)
+    SheetExport.objects.filter(pk=queued.pk).update(status="running")  # allowed while it is being built
+    with pytest.raises(DatabaseError), transaction.atomic():
+        SheetExport.objects.filter(pk=records["export"].pk).update(status="failed")
+
+
+@pytest.mark.django_db
+def test_a_document_may_be_saved_unchanged_but_not_rewritten(records):
+    document = records["document"]
+    document.save()  # every column written, none changed
+    document.body = "rewritten"
+    with pytest.raises(DatabaseError), transaction.atomic():
+        document.save()
+
+
+@pytest.mark.django_db
+def test_every_declared_guard_is_installed_after_migrate():
+    names = guards.installed(connection)
+    for guard in guards.registered():
+        assert {f"{guard.table}_guard_delete", f"{guard.table}_guard_update"} <= names, guard.table
