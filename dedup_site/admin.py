@@ -1,4 +1,10 @@
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
+
+from dedup_site import accounts
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -12,3 +18,53 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+User = get_user_model()
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class RoleSafeUserAdmin(UserAdmin):
+    """Django's user admin under the rules of `dedup_site.accounts`: a non-superuser sees and changes only
+    the editors and arbiters they may manage, and only their role groups; nobody edits their own groups,
+    permissions or status; accounts are deactivated, never deleted (judgements point at them)."""
+
+    ALWAYS_LOCKED = ("last_login", "date_joined")
+    PRIVILEGES = ("is_superuser", "is_staff", "user_permissions")
+
+    def get_queryset(self, request):
+        users = super().get_queryset(request)
+        if request.user.is_superuser:
+            return users
+        managed = [u.pk for u in users.prefetch_related("groups") if accounts.may_manage(request.user, u)]
+        return users.filter(pk__in=[*managed, request.user.pk])
+
+    def get_readonly_fields(self, request, obj=None):
+        locked = list(self.ALWAYS_LOCKED)
+        if obj is not None and obj.pk == request.user.pk:
+            locked += [*self.PRIVILEGES, "groups", "is_active"]
+        elif not request.user.is_superuser:
+            locked += list(self.PRIVILEGES)
+        return locked
+
+    def has_change_permission(self, request, obj=None):
+        if obj is not None and obj.pk != request.user.pk and not accounts.may_manage(request.user, obj):
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "groups" and not request.user.is_superuser:
+            kwargs["queryset"] = Group.objects.filter(name__in=accounts.REVIEWER_ROLES.values())
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_related(self, request, form, formsets, change):
+        # Read-only fields are not in the form, but a forged POST may still name groups: check what is saved.
+        if "groups" in form.cleaned_data and not request.user.is_superuser:
+            allowed = set(accounts.REVIEWER_ROLES.values())
+            if {g.name for g in form.cleaned_data["groups"]} - allowed:
+                raise PermissionDenied("only a superuser may give that role")
+        super().save_related(request, form, formsets, change)

@@ -12,4 +12,5 @@ def roles(request):
         "can_review": user.has_perm(role_perms.REVIEW),
         "can_arbitrate": user.has_perm(role_perms.ARBITRATE),
         "can_export": user.has_perm(role_perms.EXPORT),
+        "can_manage_users": user.has_perm("auth.change_user"),
     }

@@ -6,6 +6,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("users/", include("dedup_site.users")),
     path("review/", include("review.urls")),
     path("", include("screening.urls")),
 ]

@@ -46,6 +46,11 @@ TABLE = {
     "review:sheet_status": ("GET", {"admin"}),
     "review:sheet_download": ("GET", {"admin"}),
     "review:signing_key": ("GET", ANYONE_LOGGED_IN),
+    "users:list": ("GET", {"admin"}),
+    "users:create": ("POST", {"admin"}),
+    "users:role": ("POST", {"admin"}),
+    "users:active": ("POST", {"admin"}),
+    "users:password": ("POST", {"admin"}),
 }
 IGNORED_PREFIXES = ("admin:",)  # Django admin: staff only, checked separately
 
@@ -81,7 +86,7 @@ def world(import_records, admin_user, editor, arbiter):
         "exact_groups": [run.pk], "pair_detail": [pair.pk], "labels": ["zh"], "compare": ["zh"],
         "evaluation": [run.pk], "labels_from_verdicts": [run.pk], "pair": [pair.pk], "judge": [pair.pk],
         "arbitrate": [pair.pk], "dashboard": [run.pk], "sheet_start": [run.pk], "sheet_status": [1],
-        "sheet_download": [1, "csv"],
+        "sheet_download": [1, "csv"], "role": [editor.pk], "active": [editor.pk], "password": [editor.pk],
     }
     return clients, args
 
