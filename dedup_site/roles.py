@@ -22,6 +22,12 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
 }
 
 
+def sees_all_verdicts(user) -> bool:
+    """Admins and arbiters see every reviewer's verdicts; editors are blind to others' verdicts on the pairs
+    they have not judged (review.selectors)."""
+    return user.has_perm(ARBITRATE) or user.has_perm(START_RUN)
+
+
 def ensure_roles(**_kwargs) -> None:
     """Create the groups and give them their permissions (idempotent; runs after every migrate)."""
     from django.contrib.auth.models import Group, Permission

@@ -2,6 +2,7 @@ from django import forms
 
 from dedup_site.http import MAX_ID
 from review.models import FINAL_VERDICTS, Retained, Verdict
+from review.selectors import BLIND_STATUSES, REVIEWED
 from review.services import STATUSES
 
 KEYS = {"keep-both": "k", "merge-entry": "m", "public-quote": "q", "valid-revision": "v", "arbitration": "a"}
@@ -15,11 +16,16 @@ class QueueFilterForm(forms.Form):
     min_score = forms.FloatField(required=False, min_value=0, max_value=1)
     max_score = forms.FloatField(required=False, min_value=0, max_value=1)
     cluster = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
-    status = forms.ChoiceField(required=False,
-                               choices=[("", "any status")] + [(s, s.replace("_", " ")) for s in STATUSES])
+    status = forms.ChoiceField(required=False)
     signals = forms.ChoiceField(required=False, choices=[("", "with or without revision signals"),
                                                          ("yes", "with revision signals"), ("no", "without")])
     sort = forms.ChoiceField(required=False, choices=[("score", "by score"), ("cluster", "by cluster")])
+
+    def __init__(self, *args, blind: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A blind reviewer cannot filter by what other reviewers' verdicts decided (settled, disagreement).
+        statuses = BLIND_STATUSES if blind else [*STATUSES, REVIEWED]
+        self.fields["status"].choices = [("", "any status")] + [(s, s.replace("_", " ")) for s in statuses]
 
 
 class JudgementForm(forms.Form):

@@ -15,10 +15,10 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Value
 from dedup_site.http import MAX_ID
 from review.kappa import cohen_kappa
 from review.models import FINAL_VERDICTS, WITHDRAWN, Arbitration, CurrentVerdict, Judgement, Retained, Verdict
+from review.selectors import JUDGED, NEEDS_ARBITRATION, PENDING, REVIEWED, SETTLED, sees_all, shown_status
 from screening.engine.cluster import components
 from screening.models import CandidatePair, ScreeningRun, status_label
 
-PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
 PROGRESS_CACHE_SECONDS = 5
 STATUSES = [PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED]
 COPY = Verdict.MERGE_ENTRY  # the verdict that says "these are copies"
@@ -108,14 +108,16 @@ def pair_refresh(pair: CandidatePair) -> None:
     flag = ""
     if arbitration:
         status, final = SETTLED, arbitration.verdict
+    elif len(current) < pair.run.reviews_required:
+        # Blind review: until every required reviewer has judged, the status says nothing of the verdicts
+        # given so far (an early "needs arbitration" would tell the next reviewer what the first one chose).
+        status, final = (JUDGED if current else PENDING), ""
     elif Verdict.ARBITRATION in current:
         status, final, flag = NEEDS_ARBITRATION, "", "a reviewer asked for arbitration"
     elif len(set(current)) > 1:
         status, final, flag = NEEDS_ARBITRATION, "", "the reviewers disagree"
-    elif len(current) >= pair.run.reviews_required:
-        status, final = SETTLED, current[0]
     else:
-        status, final = (JUDGED if current else PENDING), ""
+        status, final = SETTLED, current[0]
     CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
     pair.status, pair.final_verdict, pair.flag = status, final, flag
     if status == SETTLED and pair.cluster is not None:
@@ -176,7 +178,9 @@ class QueueFilter:
             pairs = pairs.filter(jaccard__lte=self.max_score)
         if self.cluster is not None:
             pairs = pairs.filter(cluster=self.cluster)
-        if self.status:
+        if self.status == REVIEWED:
+            pairs = pairs.filter(status__in=[SETTLED, NEEDS_ARBITRATION])
+        elif self.status:
             pairs = pairs.filter(status=self.status)
         if self.signals in ("yes", "no"):
             pairs = pairs.filter(has_signals=self.signals == "yes")
@@ -219,9 +223,11 @@ class QueueRow:
         return status_label(self.status)
 
 
-def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None) -> tuple[list[QueueRow], str]:
+def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None, all_visible: bool = True
+               ) -> tuple[list[QueueRow], str]:
     """One page of the queue after the keyset cursor `after`; returns the rows and the next cursor. With a
-    reviewer, each row says whether they have a current verdict on it."""
+    reviewer, each row says whether they have a current verdict on it; unless `all_visible`, rows they have
+    not judged show no status or verdict that others' verdicts decided (blind review)."""
     pairs = flt.apply(CandidatePair.objects.all())
     if after:
         pairs = pairs.filter(_after(flt.sort, after))
@@ -229,11 +235,11 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None
     # statistics can turn into a sort of the whole run; then those rows, without the document bodies.
     ids = list(pairs.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
     more = len(ids) > limit
-    rows = _rows_for_listing(ids[:limit], reviewer)
+    rows = _rows_for_listing(ids[:limit], reviewer, all_visible)
     return rows, _cursor(flt.sort, rows[-1]) if more and rows else ""
 
 
-def _rows_for_listing(ids: list[int], reviewer=None) -> list[QueueRow]:
+def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -> list[QueueRow]:
     """These pairs, in this order: one query by primary key, joined only for the two doc_ids and the
     corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
     pairs = CandidatePair.objects.filter(pk__in=ids)
@@ -242,9 +248,12 @@ def _rows_for_listing(ids: list[int], reviewer=None) -> list[QueueRow]:
             pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN)))
     else:
         pairs = pairs.annotate(mine=Value(False))
-    found = {values[0]: QueueRow(*values) for values in pairs.values_list(
-        "pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster", "revision_signals", "status",
-        "final_verdict", "left__doc_id", "right__doc_id", "mine")}
+    found = {}
+    for values in pairs.values_list("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster",
+                                    "revision_signals", "status", "final_verdict", "left__doc_id", "right__doc_id",
+                                    "mine"):
+        status, final = shown_status(values[7], values[8], mine=values[11], all_visible=all_visible)
+        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:])
     return [found[pk] for pk in ids]
 
 
@@ -309,15 +318,22 @@ class RunProgress:
     total: int
     by_status: dict[str, int]
     mine: int
+    blind: bool = False  # the viewer may not tell settled pairs from those awaiting arbitration
 
     @property
     def judged(self) -> int:
         return self.total - self.by_status.get(PENDING, 0)
 
+    @property
+    def reviewed(self) -> int:
+        """Pairs with all their reviews: settled or waiting for an arbiter."""
+        return self.by_status.get(SETTLED, 0) + self.by_status.get(NEEDS_ARBITRATION, 0)
 
-def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False) -> RunProgress:
+
+def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind: bool = False) -> RunProgress:
     """Pairs per status (cached for a few seconds: counting a million pairs on every click is slow) and
-    how many this reviewer has judged (always exact)."""
+    how many this reviewer has judged (always exact). A blind progress keeps only what verdicts do not
+    decide: pending, judged, reviewed."""
     key = f"review:run-progress:{run.pk}"
     by_status = None if fresh else cache.get(key)
     if by_status is None:
@@ -326,6 +342,10 @@ def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False) -> Ru
     mine = 0
     if reviewer is not None:
         mine = CurrentVerdict.objects.filter(run_id=run.pk, reviewer=reviewer).exclude(verdict=WITHDRAWN).count()
+    if blind:
+        by_status = {PENDING: by_status.get(PENDING, 0), JUDGED: by_status.get(JUDGED, 0),
+                     REVIEWED: by_status.get(SETTLED, 0) + by_status.get(NEEDS_ARBITRATION, 0)}
+        return RunProgress(run, sum(by_status.values()), by_status, mine, blind=True)
     return RunProgress(run, sum(by_status.values()), by_status, mine)
 
 
@@ -336,30 +356,42 @@ def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False) -> Ru
 class Dashboard:
     progress: RunProgress
     final_verdicts: dict[str, int]
-    per_reviewer: list[tuple[str, int, dict[str, int]]]  # (reviewer, judgements, current verdict counts)
+    per_reviewer: list[tuple[str, int, dict[str, int] | None]]  # (reviewer, judgements, current verdict counts)
     agreement: list[tuple[str, str, float | None, int]] = field(default_factory=list)  # (a, b, kappa, shared)
-    backlog: int = 0
+    backlog: int | None = 0
+    blind: bool = False
 
 
-def dashboard(run: ScreeningRun) -> Dashboard:
+def dashboard(run: ScreeningRun, viewer=None) -> Dashboard:
+    """The run's review figures. For a blind viewer (see selectors): final verdicts of the pairs they judged,
+    their own verdict counts, others' judgement counts only, and agreement between them and each other
+    reviewer over the pairs both judged."""
     User = get_user_model()
-    progress = run_progress(run, fresh=True)
-    finals = dict(CandidatePair.objects.filter(run=run, status=SETTLED).values_list("final_verdict")
-                  .annotate(n=Count("id")))
+    blind = viewer is not None and not sees_all(viewer)
+    progress = run_progress(run, viewer, fresh=True, blind=blind)
     current = defaultdict(dict)
     for reviewer_id, pair_id, verdict in CurrentVerdict.objects.filter(run_id=run.pk).exclude(
             verdict=WITHDRAWN).values_list("reviewer_id", "pair_id", "verdict"):
         current[reviewer_id][pair_id] = verdict
+    settled = CandidatePair.objects.filter(run=run, status=SETTLED)
+    if blind:
+        settled = settled.filter(pk__in=list(current[viewer.pk]))
+    finals = dict(settled.values_list("final_verdict").annotate(n=Count("id")))
     counts = dict(Judgement.objects.filter(pair__run=run).values_list("reviewer_id").annotate(n=Count("id")))
     names = dict(User.objects.filter(pk__in=set(counts) | set(current)).values_list("pk", User.USERNAME_FIELD))
     per_reviewer = sorted(
-        (names[r], counts.get(r, 0), dict(Counter(current[r].values()))) for r in set(counts) | set(current)
+        (names[r], counts.get(r, 0),
+         None if blind and r != viewer.pk else dict(Counter(current[r].values())))
+        for r in set(counts) | set(current)
     )
     reviewers = sorted(current, key=names.get)
     agreement = []
     for i, a in enumerate(reviewers):
         for b in reviewers[i + 1 :]:
+            if blind and viewer.pk not in (a, b):
+                continue
             kappa, shared = cohen_kappa(current[a], current[b])
             if shared:
                 agreement.append((names[a], names[b], kappa, shared))
-    return Dashboard(progress, finals, per_reviewer, agreement, progress.by_status.get(NEEDS_ARBITRATION, 0))
+    backlog = None if blind else progress.by_status.get(NEEDS_ARBITRATION, 0)
+    return Dashboard(progress, finals, per_reviewer, agreement, backlog, blind)

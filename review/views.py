@@ -13,18 +13,18 @@ from dedup_site import progress
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
-from review import services, sheet, sheets
+from review import selectors, services, sheet, sheets
 from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm, SheetForm, SignForm
 from review.models import WITHDRAWN, CurrentVerdict, ReviewerSignature, SheetExport
 from screening import runs
-from screening.models import CandidatePair, ScreeningRun
+from screening.models import CandidatePair, ScreeningRun, status_label
 
 FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "sort"]
 
 
 def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
     """The queue filters from the query string (invalid values are ignored), and the string to carry them."""
-    form = QueueFilterForm(request.GET)
+    form = QueueFilterForm(request.GET, blind=not selectors.sees_all(request.user))
     if not form.is_valid():
         for name, errors in form.errors.items():
             messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
@@ -38,19 +38,22 @@ def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
 @permission_required(REVIEW)
 def queue(request):
     flt, carried, form = _filters(request)
+    all_visible = selectors.sees_all(request.user)
     try:
-        rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user)
+        rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user,
+                                           all_visible=all_visible)
     except services.BadCursor:
         messages.warning(request, f"Ignored after={request.GET['after'][:40]!r}: not a position in this queue; "
                                   f"showing the first page.")
-        rows, cursor = services.queue_page(flt, reviewer=request.user)
+        rows, cursor = services.queue_page(flt, reviewer=request.user, all_visible=all_visible)
     # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
     prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
     listing = [(p, f"{prefix}{p.pk}/{suffix}") for p in rows]
     complete = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).select_related("corpus")
     if flt.run:
         complete = complete.filter(pk=flt.run)
-    progress = [services.run_progress(run, request.user) for run in complete.order_by("-pk")[:10]]
+    progress = [services.run_progress(run, request.user, blind=not all_visible)
+                for run in complete.order_by("-pk")[:10]]
     return render(request, "review/queue.html", {
         "rows": listing, "cursor": cursor, "carried": carried, "form": form, "progress": progress,
     })
@@ -75,14 +78,18 @@ def pair_review(request, pk):
     _, carried, _ = _filters(request)
     current = CurrentVerdict.objects.filter(pair=pair, reviewer=request.user).exclude(verdict=WITHDRAWN).first()
     context = runs.pair_context(pair)
+    all_visible = selectors.sees_all(request.user)
+    status, _ = selectors.shown_status(pair.status, pair.final_verdict, mine=current is not None,
+                                       all_visible=all_visible)
     context.update({
-        "carried": carried, "current": current, "keys": KEYS,
+        "carried": carried, "current": current, "keys": KEYS, "status": status,
+        "status_label": status_label(status),
         "mine": pair.judgements.filter(reviewer=request.user).order_by("-created_at", "-id"),
         # Blind review: other reviewers' verdicts only once I have given mine.
         "others": pair.judgements.exclude(reviewer=request.user).select_related("reviewer") if current else None,
         "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
         "form": JudgementForm(initial={"retained": "both", "related_source": ""}),
-        "progress": services.run_progress(pair.run, request.user),
+        "progress": services.run_progress(pair.run, request.user, blind=not all_visible),
     })
     return render(request, "review/pair.html", context)
 
@@ -154,7 +161,7 @@ def dashboard(request, run_id):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(START_RUN)):
         raise PermissionDenied("The dashboard is for reviewers and admins.")
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=run_id)
-    return render(request, "review/dashboard.html", {"run": run, "board": services.dashboard(run)})
+    return render(request, "review/dashboard.html", {"run": run, "board": services.dashboard(run, request.user)})
 
 
 

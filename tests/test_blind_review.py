@@ -1,0 +1,158 @@
+"""Blind review: nothing an editor can reach (page, JSON status, filter) depends on another reviewer's
+verdict on a pair the editor has not judged. Each scenario is recorded inside a savepoint and rolled back,
+so the editor's pages can be compared byte for byte across other reviewers' verdicts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import transaction
+from django.test import Client
+from django.urls import reverse
+
+from review import services
+from review.forms import QueueFilterForm
+from review.selectors import BLIND_STATUSES
+from screening import evaluation, runs
+from screening.models import CandidatePair, Corpus
+from tests.seeds import SEED001
+from tests.test_permissions import TABLE, url_names
+
+CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
+EDITOR_GETS = sorted(n for n, (method, who) in TABLE.items()
+                     if method == "GET" and who != "public" and "editor" in who)
+
+
+@pytest.fixture
+def blind_world(import_records, editor, editor2, arbiter, django_user_model, admin_user):
+    import_records("zh", SEED001)
+    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True,
+                                               reviews_required=2))
+    ab = CandidatePair.objects.get(run=run, left__doc_id="A", right__doc_id="B")
+    third = django_user_model.objects.create_user("tess-third", password="irrelevant-pass-1")
+    third.groups.add(*editor2.groups.all())
+    return run, ab, editor2, third
+
+
+def _urls(run, pair) -> list[str]:
+    args = {"run_detail": [run.pk], "run_status": [run.pk], "exact_groups": [run.pk], "pair_detail": [pair.pk],
+            "labels": ["zh"], "compare": ["zh"], "evaluation": [run.pk], "pair": [pair.pk], "dashboard": [run.pk],
+            "corpus_detail": ["zh"], "document_detail": [pair.left_id], "upload_status": [pair.left.upload_id]}
+    urls = [reverse(name, args=args.get(name.split(":")[-1], [])) for name in EDITOR_GETS if name != "review:next"]
+    statuses = [""] + BLIND_STATUSES
+    urls += [f"{reverse('review:queue')}?run={run.pk}&status={s}" for s in statuses]
+    urls += [f"{reverse('review:queue')}?status={s}&sort=cluster" for s in statuses]
+    return urls
+
+
+def _pages(client, urls) -> dict[str, tuple[int, bytes]]:
+    pages = {}
+    for url in urls:
+        response = client.get(url)
+        pages[url] = (response.status_code, CSRF.sub(b"", response.content), response.get("Location", ""))
+    return pages
+
+
+def _scenario(client, urls, actions) -> dict:
+    point = transaction.savepoint_create()
+    try:
+        actions()
+        return _pages(client, urls)
+    finally:
+        transaction.savepoint_rollback(point)
+
+
+def _judge(pair, reviewer, verdict):
+    services.judgement_record(pair=pair, reviewer=reviewer, verdict=verdict, reason=f"secret reason {verdict}")
+
+
+def _assert_same(scenarios: dict[str, dict]):
+    names = list(scenarios)
+    first = scenarios[names[0]]
+    for name in names[1:]:
+        for url, page in scenarios[name].items():
+            assert page == first[url], f"{url} differs between {names[0]!r} and {name!r}"
+        for url, (_, content, _) in scenarios[name].items():
+            assert b"secret reason" not in content, url
+
+
+@pytest.mark.django_db
+def test_every_editor_page_is_the_same_whatever_one_other_reviewer_chose(blind_world, editor_client):
+    run, ab, other, _ = blind_world
+    urls = _urls(run, ab)
+    verdicts = ["keep-both", "merge-entry", "public-quote", "valid-revision", "arbitration"]
+    _assert_same({v: _scenario(editor_client, urls, lambda v=v: _judge(ab, other, v)) for v in verdicts})
+
+
+@pytest.mark.django_db
+def test_every_editor_page_is_the_same_whatever_two_other_reviewers_chose(blind_world, editor_client):
+    run, ab, other, third = blind_world
+    urls = _urls(run, ab)
+    choices = [("keep-both", "keep-both"), ("keep-both", "merge-entry"), ("merge-entry", "merge-entry"),
+               ("arbitration", "merge-entry")]
+    _assert_same({f"{a}/{b}": _scenario(editor_client, urls,
+                                        lambda a=a, b=b: (_judge(ab, other, a), _judge(ab, third, b)))
+                  for a, b in choices})
+
+
+@pytest.mark.django_db
+def test_every_editor_page_is_the_same_whatever_the_arbiter_decided(blind_world, editor_client, arbiter):
+    run, ab, other, third = blind_world
+    urls = _urls(run, ab)
+
+    def settle(verdict):
+        _judge(ab, other, "keep-both")
+        _judge(ab, third, "merge-entry")
+        services.arbitration_record(pair=ab, arbiter=arbiter, verdict=verdict, reason=f"secret reason {verdict}")
+
+    _assert_same({v: _scenario(editor_client, urls, lambda v=v: settle(v)) for v in ("keep-both", "merge-entry")})
+
+
+@pytest.mark.django_db
+def test_an_arbiter_and_an_admin_see_the_verdicts(blind_world, arbiter_client, admin_user):
+    run, ab, other, third = blind_world
+    _judge(ab, other, "keep-both")
+    _judge(ab, third, "merge-entry")
+    queue = arbiter_client.get(reverse("review:queue"), {"run": run.pk}).content.decode()
+    assert "needs arbitration" in queue
+    admin_client = Client()
+    admin_client.force_login(admin_user)
+    board = admin_client.get(reverse("review:dashboard", args=[run.pk])).content.decode()
+    assert "keep-both 1" in board and "merge-entry 1" in board and "arbitration backlog 1" in board
+
+
+@pytest.mark.django_db
+def test_an_editor_sees_the_verdicts_once_they_have_judged(blind_world, editor, editor_client):
+    run, ab, other, _ = blind_world
+    _judge(ab, other, "keep-both")
+    _judge(ab, editor, "merge-entry")
+    page = editor_client.get(reverse("review:pair", args=[ab.pk])).content.decode()
+    assert "secret reason keep-both" in page and "needs arbitration" in page
+
+
+@pytest.mark.django_db
+def test_an_editor_does_not_see_label_sets_made_from_verdicts(blind_world, editor_client, admin_user):
+    run, ab, other, third = blind_world
+    _judge(ab, other, "merge-entry")
+    _judge(ab, third, "merge-entry")
+    label_set = evaluation.labelset_from_verdicts(run=run, user=admin_user)
+    page = editor_client.get(reverse("screening:labels", args=["zh"])).content.decode()
+    assert f"verdicts of run {run.pk}" not in page
+    evaluation_page = editor_client.get(reverse("screening:evaluation", args=[run.pk]),
+                                        {"labels": label_set.pk}).content.decode()
+    assert label_set.name not in evaluation_page
+    admin_client = Client()
+    admin_client.force_login(admin_user)
+    assert f"verdicts of run {run.pk}" in admin_client.get(reverse("screening:labels", args=["zh"])).content.decode()
+
+
+def test_an_editor_cannot_filter_by_what_others_decided():
+    form = QueueFilterForm({"status": "needs_arbitration"}, blind=True)
+    assert not form.is_valid() and "status" in form.errors
+    assert QueueFilterForm({"status": "needs_arbitration"}).is_valid()
+
+
+def test_the_walk_covers_every_page_an_editor_may_open():
+    assert set(EDITOR_GETS) <= set(url_names())
+    assert "review:dashboard" in EDITOR_GETS and "review:queue" in EDITOR_GETS
