@@ -141,6 +141,9 @@ LOGIN_REDIRECT_URL = "screening:corpus_list"
 LOGOUT_REDIRECT_URL = "login"
 
 # Login throttling: a username/IP pair is locked out after 5 failures for 15 minutes.
+# A pair handed out by "Review next" is held for the reviewer this long, renewed while its page is open.
+DEDUP_LEASE_SECONDS = env_int("DEDUP_LEASE_SECONDS", 600)
+
 AXES_FAILURE_LIMIT = env_int("DEDUP_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("DEDUP_LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]

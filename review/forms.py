@@ -48,3 +48,10 @@ class SheetForm(forms.Form):
     until = forms.DateField(required=False, help_text="reviewed on or before")
     reviewer = forms.CharField(required=False, max_length=150, help_text="only this reviewer's judgements")
     settled_only = forms.BooleanField(required=False, label="settled pairs only")
+
+
+class ReviewPolicyForm(forms.Form):
+    allow_self_arbitration = forms.BooleanField(
+        required=False, label="Allow self-arbitration",
+        help_text="an arbiter may settle a disagreement they took part in (for one-person teams); such decisions "
+                  "are marked self-arbitrated on the pair page and in the review sheet")

@@ -100,12 +100,54 @@ class Arbitration(InsertOnly):
     retained = models.CharField(max_length=8, choices=Retained.choices, blank=True)
     related_source = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The arbiter had judged the pair themselves, which the corpus's review policy allowed (one-person teams).
+    self_arbitrated = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
         return f"{self.arbiter} settled pair {self.pair_id}: {self.verdict}"
+
+
+class ReviewPolicy(models.Model):
+    """How a corpus is reviewed, set by its admins. A corpus without a row takes the defaults."""
+
+    corpus = models.OneToOneField("screening.Corpus", on_delete=models.PROTECT, related_name="review_policy")
+    allow_self_arbitration = models.BooleanField(
+        default=False, help_text="an arbiter may settle a disagreement they took part in (for one-person teams); "
+                                 "such an arbitration is marked self-arbitrated")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"review policy of {self.corpus}"
+
+
+class Lease(models.Model):
+    """A pair handed to a reviewer by "next" (or opened by them) and held for a short time, so that no
+    more reviewers hold a pair than it needs judgements. Released on save or skip; lapses at expires_at."""
+
+    pair = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pair", "reviewer"], name="one_lease_per_reviewer")]
+        indexes = [models.Index(fields=["pair", "expires_at"])]
+
+
+class Skip(models.Model):
+    """A reviewer skipped a pair: it goes to the back of their own queue (the newest skip last)."""
+
+    pair = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    run_id = models.BigIntegerField()
+    skipped_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pair", "reviewer"], name="one_skip_per_reviewer")]
+        indexes = [models.Index(fields=["reviewer", "run_id", "skipped_at"])]
 
 
 class CurrentVerdict(models.Model):

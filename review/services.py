@@ -6,15 +6,29 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Value
+from django.utils import timezone
 
 from dedup_site.http import MAX_ID
 from review.kappa import cohen_kappa
-from review.models import FINAL_VERDICTS, WITHDRAWN, Arbitration, CurrentVerdict, Judgement, Retained, Verdict
+from review.models import (
+    FINAL_VERDICTS,
+    WITHDRAWN,
+    Arbitration,
+    CurrentVerdict,
+    Judgement,
+    Lease,
+    Retained,
+    ReviewPolicy,
+    Skip,
+    Verdict,
+)
 from review.selectors import JUDGED, NEEDS_ARBITRATION, PENDING, REVIEWED, SETTLED, sees_all, shown_status
 from screening.engine.cluster import components
 from screening.models import CandidatePair, ScreeningRun, status_label
@@ -46,22 +60,54 @@ def _locked_pair(pair_id: int) -> CandidatePair:
     return pair
 
 
+def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
+    """An arbitration is the last word on a pair: a judgement recorded after it would be listed beside a
+    decision it never informed, so none is taken (the reviewer can ask an arbiter instead)."""
+    arbitration = pair.arbitrations.select_related("arbiter").order_by("-created_at", "-id").first()
+    if arbitration is not None:
+        raise ReviewRefused(
+            f"pair {pair.pk} was settled by arbitration ({arbitration.arbiter.get_username()}, "
+            f"{arbitration.created_at:%Y-%m-%d %H:%M} UTC: {arbitration.verdict}); {action} would not change "
+            f"it, so it is not recorded — ask an arbiter if the decision should be reviewed")
+
+
+def _holders(pair: CandidatePair, now=None) -> set[int]:
+    """Reviewers who hold the pair: a current verdict on it, or an unexpired lease."""
+    now = now or timezone.now()
+    judged = CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN).values_list("reviewer_id", flat=True)
+    leased = Lease.objects.filter(pair=pair, expires_at__gt=now).values_list("reviewer_id", flat=True)
+    return set(judged) | set(leased)
+
+
 def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str, retained: str = "both",
                      related_source: str = "") -> Judgement:
-    """Add a reviewer's judgement. An earlier judgement of theirs stays; this one becomes current."""
+    """Add a reviewer's judgement. An earlier judgement of theirs stays; this one becomes current. Refused on
+    a pair settled by arbitration, and from a reviewer beyond the `reviews_required` who hold the pair."""
     verdict, reason = _clean(verdict, reason, retained, list(Verdict))
     with transaction.atomic():
         pair = _locked_pair(pair.pk)
+        _refuse_if_arbitrated(pair, "a new judgement")
+        others = _holders(pair) - {reviewer.pk}
+        if reviewer.pk not in _judged_by(pair) and len(others) >= pair.run.reviews_required:
+            raise ReviewRefused(
+                f"pair {pair.pk} is held by the {pair.run.reviews_required} reviewer"
+                f"{'s' if pair.run.reviews_required > 1 else ''} it needs; press Review next for another pair")
         judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
                                              retained=retained, related_source=(related_source or "").strip())
         _set_current(pair, reviewer, judgement)
+        Lease.objects.filter(pair=pair, reviewer=reviewer).delete()  # done with it: the lease is released
         pair_refresh(pair)
     return judgement
 
 
+def _judged_by(pair: CandidatePair) -> set[int]:
+    return set(CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN).values_list(
+        "reviewer_id", flat=True))
+
+
 def judgement_undo(*, reviewer) -> Judgement | None:
     """Withdraw the reviewer's most recent current verdict by recording a newer 'withdrawn' judgement.
-    Returns the withdrawal, or None when there is nothing to undo."""
+    Returns the withdrawal, or None when there is nothing to undo; refused once the pair was arbitrated."""
     with transaction.atomic():
         current = (
             CurrentVerdict.objects.filter(reviewer=reviewer).exclude(verdict=WITHDRAWN)
@@ -70,6 +116,7 @@ def judgement_undo(*, reviewer) -> Judgement | None:
         if current is None:
             return None
         pair = _locked_pair(current.pair_id)
+        _refuse_if_arbitrated(pair, "withdrawing your judgement")
         withdrawal = Judgement.objects.create(
             pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=f"undo of judgement #{current.judgement_id}",
             supersedes=current.judgement,
@@ -79,18 +126,39 @@ def judgement_undo(*, reviewer) -> Judgement | None:
     return withdrawal
 
 
+def took_part(pair: CandidatePair, user) -> bool:
+    """Whether the user judged the pair (any judgement, withdrawn or not): then they are part of its case."""
+    return Judgement.objects.filter(pair=pair, reviewer=user).exists()
+
+
+def self_arbitration_allowed(corpus_id: int) -> bool:
+    return ReviewPolicy.objects.filter(corpus_id=corpus_id, allow_self_arbitration=True).exists()
+
+
 def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: str, retained: str = "both",
                        related_source: str = "") -> Arbitration:
-    """Settle a pair that needs arbitration. The judgements it settles stay as they are."""
+    """Settle a pair that needs arbitration. The judgements it settles stay as they are. An arbiter who judged
+    the pair may not settle it, unless the corpus's review policy allows it (then it is marked)."""
     verdict, reason = _clean(verdict, reason, retained, FINAL_VERDICTS)
     with transaction.atomic():
         pair = _locked_pair(pair.pk)
         if pair.status != NEEDS_ARBITRATION:
             raise ReviewRefused(f"pair {pair.pk} is {pair.status.replace('_', ' ')}, not waiting for arbitration")
+        own = took_part(pair, arbiter)
+        if own and not self_arbitration_allowed(pair.run.corpus_id):
+            raise ReviewRefused(f"you judged pair {pair.pk} yourself, so another arbiter must settle it (a corpus "
+                                f"admin can allow self-arbitration for one-person teams)")
         arbitration = Arbitration.objects.create(pair=pair, arbiter=arbiter, verdict=verdict, reason=reason,
-                                                 retained=retained, related_source=(related_source or "").strip())
+                                                 retained=retained, related_source=(related_source or "").strip(),
+                                                 self_arbitrated=own)
         pair_refresh(pair)
     return arbitration
+
+
+def review_policy_set(*, corpus, user, allow_self_arbitration: bool) -> ReviewPolicy:
+    policy, _ = ReviewPolicy.objects.update_or_create(
+        corpus=corpus, defaults={"allow_self_arbitration": allow_self_arbitration, "updated_by": user})
+    return policy
 
 
 def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
@@ -291,25 +359,70 @@ def _after(sort: str, cursor: str) -> Q:
     return Q(jaccard__lte=score) & ~Q(jaccard=score, id__lte=pk)
 
 
+def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
+    """Hold the pair for this reviewer for `seconds` (renewing a lease they hold) when fewer reviewers hold
+    it than it needs judgements; True when they hold it (or have judged it). The pair's row is locked while
+    counting, so two reviewers asking at once are counted one after the other."""
+    seconds = seconds or settings.DEDUP_LEASE_SECONDS
+    with transaction.atomic():
+        pair = CandidatePair.objects.select_for_update(of=("self",)).select_related("run").get(pk=pair_id)
+        now = timezone.now()
+        if reviewer.pk in _judged_by(pair):
+            return True  # their verdict already holds a place; no lease needed
+        if pair.status not in (PENDING, JUDGED):
+            return False
+        if len(_holders(pair, now) - {reviewer.pk}) >= pair.run.reviews_required:
+            return False
+        Lease.objects.update_or_create(pair=pair, reviewer=reviewer,
+                                       defaults={"expires_at": now + timedelta(seconds=seconds)})
+    return True
+
+
+def lease_release(*, pair_id: int, reviewer) -> None:
+    Lease.objects.filter(pair_id=pair_id, reviewer=reviewer).delete()
+
+
+def pair_skip(*, pair: CandidatePair, reviewer) -> None:
+    """Put the pair at the back of this reviewer's queue and let go of it."""
+    with transaction.atomic():
+        Skip.objects.update_or_create(pair=pair, reviewer=reviewer,
+                                      defaults={"run_id": pair.run_id, "skipped_at": timezone.now()})
+        lease_release(pair_id=pair.pk, reviewer=reviewer)
+
+
 def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | None:
-    """The next pair (in queue order) this reviewer has not judged and that still wants judgements.
+    """The next pair (in queue order) this reviewer has not judged, that still wants judgements and that
+    fewer reviewers hold than it needs; it is handed out under a lease. Pairs the reviewer skipped come
+    last, oldest skip first.
 
     Walks the queue in index order a chunk at a time and skips, in Python, my pairs and those that want no
     more judgements: an anti-join or a status list over a million pairs makes the database sort them all."""
-    wanted = {PENDING, JUDGED}
     pairs = flt.apply(CandidatePair.objects.all()).order_by(*flt.ordering())
+    skipped: list[int] = []
     cursor = ""
     while True:
         page = pairs.filter(_after(flt.sort, cursor)) if cursor else pairs
         rows = list(page.only("pk", "jaccard", "cluster", "status")[:chunk])
         if not rows:
-            return None
-        mine = set(CurrentVerdict.objects.filter(reviewer=reviewer, pair_id__in=[r.pk for r in rows])
+            break
+        ids = [r.pk for r in rows]
+        mine = set(CurrentVerdict.objects.filter(reviewer=reviewer, pair_id__in=ids)
                    .exclude(verdict=WITHDRAWN).values_list("pair_id", flat=True))
+        passed = set(Skip.objects.filter(reviewer=reviewer, pair_id__in=ids).values_list("pair_id", flat=True))
         for row in rows:
-            if row.status in wanted and row.pk not in mine:
+            if row.status not in (PENDING, JUDGED) or row.pk in mine:
+                continue
+            if row.pk in passed:
+                skipped.append(row.pk)
+            elif lease_take(pair_id=row.pk, reviewer=reviewer):
                 return CandidatePair.objects.get(pk=row.pk)
         cursor = _cursor(flt.sort, rows[-1])
+    # Then what I skipped, in the order I skipped it.
+    for pk in Skip.objects.filter(reviewer=reviewer, pair_id__in=skipped).order_by("skipped_at", "id").values_list(
+            "pair_id", flat=True):
+        if lease_take(pair_id=pk, reviewer=reviewer):
+            return CandidatePair.objects.get(pk=pk)
+    return None
 
 
 @dataclass

@@ -117,7 +117,7 @@ def _pairs(run: ScreeningRun, selection: Selection):
 
 def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable[[float], None] | None = None
                   ) -> Iterator[dict]:
-    """One record per judgement and per arbitration, by pair, judgements first (oldest first)."""
+    """One record per judgement and per arbitration, by pair, in the order they were recorded."""
     signed_at = _SignedAt()
     pks = list(_pairs(run, selection).values_list("pk", flat=True))
     for start in range(0, len(pks), BATCH):
@@ -145,18 +145,20 @@ def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable
                 "final_verdict": pair.final_verdict, "arbiter": final.arbiter.get_username() if final else "",
                 "arbitrated_at": iso(final.created_at) if final else "",
             }
-            for j in judgements.get(pair.pk, []):
-                yield dict(common, record="judgement", reviewer=j.reviewer.get_username(), verdict=j.verdict,
-                           reason=j.reason, retained_version=j.retained, related_source=j.related_source,
-                           reviewed_at=iso(j.created_at), signed_at=signed_at(j.reviewer_id, j.created_at))
-            if selection.reviewer:
-                continue  # a reviewer's selection holds their judgements only
-            for a in arbitrations.get(pair.pk, []):
-                if not selection.contains(a.created_at):
-                    continue
-                yield dict(common, record="arbitration", reviewer="", verdict=a.verdict, reason=a.reason,
-                           retained_version=a.retained, related_source=a.related_source,
-                           reviewed_at=iso(a.created_at), signed_at=signed_at(a.arbiter_id, a.created_at))
+            # Rows follow the order in which things happened (a reviewer's selection holds their judgements only).
+            records = list(judgements.get(pair.pk, []))
+            if not selection.reviewer:
+                records += [a for a in arbitrations.get(pair.pk, []) if selection.contains(a.created_at)]
+            for r in sorted(records, key=lambda r: (r.created_at, isinstance(r, Arbitration), r.pk)):
+                if isinstance(r, Judgement):
+                    yield dict(common, record="judgement", reviewer=r.reviewer.get_username(), verdict=r.verdict,
+                               reason=r.reason, retained_version=r.retained, related_source=r.related_source,
+                               reviewed_at=iso(r.created_at), signed_at=signed_at(r.reviewer_id, r.created_at))
+                else:
+                    yield dict(common, record="self-arbitration" if r.self_arbitrated else "arbitration",
+                               reviewer="", verdict=r.verdict, reason=r.reason, retained_version=r.retained,
+                               related_source=r.related_source, reviewed_at=iso(r.created_at),
+                               signed_at=signed_at(r.arbiter_id, r.created_at))
         if on_progress:
             on_progress(min(1.0, (start + BATCH) / max(len(pks), 1)))
 

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef
 from django.http import FileResponse, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -14,21 +16,32 @@ from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
 from review import selectors, services, sheet, sheets
-from review.forms import KEYS, ArbitrationForm, JudgementForm, QueueFilterForm, SheetForm, SignForm
-from review.models import WITHDRAWN, CurrentVerdict, ReviewerSignature, SheetExport
+from review.forms import (
+    KEYS,
+    ArbitrationForm,
+    JudgementForm,
+    QueueFilterForm,
+    ReviewPolicyForm,
+    SheetForm,
+    SignForm,
+)
+from review.models import WITHDRAWN, CurrentVerdict, Judgement, ReviewerSignature, ReviewPolicy, SheetExport
 from screening import runs
-from screening.models import CandidatePair, ScreeningRun, status_label
+from screening.models import CandidatePair, Corpus, ScreeningRun, status_label
 
 FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "sort"]
 
 
-def _filters(request) -> tuple[services.QueueFilter, str, QueueFilterForm]:
-    """The queue filters from the query string (invalid values are ignored), and the string to carry them."""
+def _filters(request, pair: CandidatePair | None = None) -> tuple[services.QueueFilter, str, QueueFilterForm]:
+    """The queue filters from the query string (invalid values are ignored), and the string to carry them.
+    With a pair, the filters stay in the pair's run: "next" after it never wanders into another run."""
     form = QueueFilterForm(request.GET, blind=not selectors.sees_all(request.user))
     if not form.is_valid():
         for name, errors in form.errors.items():
             messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
     data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+    if pair is not None and "run" not in data:
+        data["run"] = pair.run_id
     flt = services.QueueFilter(**{k: v for k, v in data.items() if k in services.QueueFilter.__dataclass_fields__})
     carried = urlencode({k: data[k] for k in FILTER_KEYS if k in data})
     return flt, carried, form
@@ -75,14 +88,17 @@ def next_pair(request):
 def pair_review(request, pk):
     pair = runs.with_documents(
         get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete"))
-    _, carried, _ = _filters(request)
+    _, carried, _ = _filters(request, pair)
     current = CurrentVerdict.objects.filter(pair=pair, reviewer=request.user).exclude(verdict=WITHDRAWN).first()
+    # Opening a pair holds it, as "next" does, when it still wants a reviewer; else it can be read, not judged.
+    holding = services.lease_take(pair_id=pair.pk, reviewer=request.user)
     context = runs.pair_context(pair)
     all_visible = selectors.sees_all(request.user)
     status, _ = selectors.shown_status(pair.status, pair.final_verdict, mine=current is not None,
                                        all_visible=all_visible)
     context.update({
-        "carried": carried, "current": current, "keys": KEYS, "status": status,
+        "carried": carried, "current": current, "keys": KEYS, "status": status, "holding": holding,
+        "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
         "status_label": status_label(status),
         "mine": pair.judgements.filter(reviewer=request.user).order_by("-created_at", "-id"),
         # Blind review: other reviewers' verdicts only once I have given mine.
@@ -98,7 +114,7 @@ def pair_review(request, pk):
 @permission_required(REVIEW)
 def judge(request, pk):
     pair = get_object_or_404(CandidatePair, pk=pk)
-    _, carried, _ = _filters(request)
+    _, carried, _ = _filters(request, pair)
     form = JudgementForm(request.POST)
     if not form.is_valid():
         form_errors(request, form, "Not saved: ")
@@ -116,7 +132,11 @@ def judge(request, pk):
 @permission_required(REVIEW)
 def undo(request):
     _, carried, _ = _filters(request)
-    withdrawal = services.judgement_undo(reviewer=request.user)
+    try:
+        withdrawal = services.judgement_undo(reviewer=request.user)
+    except services.ReviewRefused as error:
+        messages.error(request, f"Not undone: {error}")
+        return redirect(f"{reverse('review:queue')}?{carried}")
     if withdrawal is None:
         messages.info(request, "Nothing to undo.")
         return redirect(f"{reverse('review:queue')}?{carried}")
@@ -124,11 +144,36 @@ def undo(request):
     return redirect(f"{reverse('review:pair', args=[withdrawal.pair_id])}?{carried}")
 
 
+@require_POST
+@permission_required(REVIEW)
+def skip(request, pk):
+    pair = get_object_or_404(CandidatePair, pk=pk, run__status="complete")
+    _, carried, _ = _filters(request, pair)
+    services.pair_skip(pair=pair, reviewer=request.user)
+    return redirect(f"{reverse('review:next')}?{carried}")
+
+
+@require_POST
+@permission_required(REVIEW)
+def lease(request, pk):
+    """Renew (or take) the lease while the pair's page is open; `release` lets go when the page is left."""
+    pair = get_object_or_404(CandidatePair, pk=pk, run__status="complete")
+    if request.POST.get("release"):
+        services.lease_release(pair_id=pair.pk, reviewer=request.user)
+        return HttpResponse(status=204)
+    return JsonResponse({"held": services.lease_take(pair_id=pair.pk, reviewer=request.user),
+                         "seconds": settings.DEDUP_LEASE_SECONDS})
+
+
 @require_GET
 @permission_required(ARBITRATE)
 def arbitration_queue(request):
     pairs = (CandidatePair.objects.filter(status=services.NEEDS_ARBITRATION, run__status="complete")
-             .select_related("left", "right", "run__corpus").order_by("-jaccard", "id")[:200])
+             .select_related("left", "right", "run__corpus")
+             .annotate(took_part=Exists(Judgement.objects.filter(pair=OuterRef("pk"), reviewer=request.user)),
+                       self_allowed=Exists(ReviewPolicy.objects.filter(corpus_id=OuterRef("run__corpus_id"),
+                                                                       allow_self_arbitration=True)))
+             .order_by("-jaccard", "id")[:200])
     return render(request, "review/arbitration_queue.html", {"pairs": pairs})
 
 
@@ -148,12 +193,28 @@ def arbitrate(request, pk):
             messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
             return redirect("review:arbitration_queue")
     context = runs.pair_context(pair)
+    own = services.took_part(pair, request.user)
     context.update({
-        "form": form, "keys": KEYS,
+        "form": form, "keys": KEYS, "own_case": own,
+        "self_allowed": own and services.self_arbitration_allowed(pair.run.corpus_id),
         "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),
         "arbitrations": pair.arbitrations.select_related("arbiter"),
     })
     return render(request, "review/arbitrate.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@permission_required(START_RUN)
+def policy(request, name):
+    corpus = get_object_or_404(Corpus, name=name)
+    current = ReviewPolicy.objects.filter(corpus=corpus).first()
+    form = ReviewPolicyForm(request.POST or None, initial={
+        "allow_self_arbitration": bool(current and current.allow_self_arbitration)})
+    if request.method == "POST" and form.is_valid():
+        services.review_policy_set(corpus=corpus, user=request.user, **form.cleaned_data)
+        messages.success(request, f"Review settings of {corpus.name} saved.")
+        return redirect("review:policy", name=corpus.name)
+    return render(request, "review/policy.html", {"corpus": corpus, "form": form, "policy": current})
 
 
 @require_GET

@@ -163,27 +163,30 @@ def import_records(db):
     return _import
 
 
+def process_env(**extra_env) -> dict:
+    """The environment for another process of the program on this test's database, Redis and folders."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        url = f"sqlite:///{db['NAME']}"
+    else:
+        url = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="dedup_site.settings",
+                DEDUP_SOURCES_DIR=str(settings.SOURCES_DIR), **extra_env)
+
+
 @pytest.fixture
 def worker_process(queue):
     """Start a real worker process (`manage.py worker`) on this test's database and Redis."""
-    import os
     import subprocess
     import sys
-
-    from django.db import connection
 
     started = []
 
     def start(**extra_env):
-        db = connection.settings_dict
-        if db["ENGINE"].endswith("sqlite3"):
-            url = f"sqlite:///{db['NAME']}"
-        else:
-            url = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-        env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="dedup_site.settings",
-                   DEDUP_SOURCES_DIR=str(settings.SOURCES_DIR), **extra_env)
         process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=Path(__file__).resolve().parent.parent,
-                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   env=process_env(**extra_env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         started.append(process)
         return process
 

@@ -38,6 +38,9 @@ TABLE = {
     "review:pair": ("GET", REVIEWERS),
     "review:judge": ("POST", REVIEWERS),
     "review:undo": ("POST", REVIEWERS),
+    "review:skip": ("POST", REVIEWERS),
+    "review:lease": ("POST", REVIEWERS),
+    "review:policy": ("GET", {"admin"}),
     "review:arbitration_queue": ("GET", {"arbiter"}),
     "review:arbitrate": ("GET", {"arbiter"}),
     "review:dashboard": ("GET", ANYONE_LOGGED_IN),
@@ -85,7 +88,8 @@ def world(import_records, admin_user, editor, arbiter):
         "run_start": ["zh"], "run_detail": [run.pk], "run_status": [run.pk], "run_retry": [run.pk],
         "exact_groups": [run.pk], "pair_detail": [pair.pk], "labels": ["zh"], "compare": ["zh"],
         "evaluation": [run.pk], "labels_from_verdicts": [run.pk], "pair": [pair.pk], "judge": [pair.pk],
-        "arbitrate": [pair.pk], "dashboard": [run.pk], "sheet_start": [run.pk], "sheet_status": [1],
+        "arbitrate": [pair.pk], "skip": [pair.pk], "lease": [pair.pk], "policy": ["zh"], "dashboard": [run.pk],
+        "sheet_start": [run.pk], "sheet_status": [1],
         "sheet_download": [1, "csv"], "role": [editor.pk], "active": [editor.pk], "password": [editor.pk],
     }
     return clients, args

@@ -253,9 +253,9 @@ def test_arbitration_of_a_pair_that_does_not_need_it_is_refused(import_records, 
 
 
 @pytest.mark.django_db
-def test_saving_moves_to_the_next_pair_i_have_not_judged(import_records, editor_client):
+def test_saving_moves_to_the_next_pair_i_have_not_judged(import_records, editor, editor_client):
     run = seed_run(import_records)
-    first = services.next_pair(services.QueueFilter(run=run.pk), None)
+    first = services.next_pair(services.QueueFilter(run=run.pk), editor)
     response = judge(editor_client, first, "merge-entry", "copy")
     assert response.url.startswith(reverse("review:next"))
     following = editor_client.get(response.url)
@@ -421,3 +421,92 @@ def test_queue_marks_the_pairs_i_have_judged_and_no_others(import_records, edito
     assert marked(editor2_client) == set()
     editor_client.post(reverse("review:undo"))  # withdrawn: no longer a current verdict
     assert marked(editor_client) == set()
+
+
+# --- arbitration rules -----------------------------------------------------------------------------
+
+
+def _disagree(run, editor, arbiter):
+    ab = pair(run, "A", "B")
+    services.judgement_record(pair=ab, reviewer=editor, verdict="merge-entry", reason="copy")
+    services.judgement_record(pair=ab, reviewer=arbiter, verdict="keep-both", reason="different channels")
+    ab.refresh_from_db()
+    assert ab.status == "needs_arbitration"
+    return ab
+
+
+@pytest.mark.django_db
+def test_an_arbiter_cannot_settle_a_disagreement_they_took_part_in(import_records, editor, arbiter,
+                                                                   arbiter_client):
+    run = seed_run(import_records, reviews_required=2)
+    ab = _disagree(run, editor, arbiter)
+    with pytest.raises(services.ReviewRefused, match="another arbiter must settle it"):
+        services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="mine")
+    queue = arbiter_client.get(reverse("review:arbitration_queue")).content.decode()
+    assert "you took part: another arbiter must settle it" in queue
+    page = arbiter_client.get(reverse("review:arbitrate", args=[ab.pk])).content.decode()
+    assert "another arbiter must settle it" in page and 'id="judge-form"' not in page
+    response = arbiter_client.post(reverse("review:arbitrate", args=[ab.pk]),
+                                   {"verdict": "merge-entry", "reason": "mine", "retained": "both"}, follow=True)
+    assert "another arbiter must settle it" in response.content.decode()
+    assert not Arbitration.objects.filter(pair=ab).exists()
+
+
+@pytest.mark.django_db
+def test_a_corpus_may_allow_self_arbitration_which_is_marked(import_records, editor, arbiter, admin_client):
+    run = seed_run(import_records, reviews_required=2)
+    ab = _disagree(run, editor, arbiter)
+    admin_client.post(reverse("review:policy", args=["zh"]), {"allow_self_arbitration": "on"})
+    arbitration = services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="mine")
+    assert arbitration.self_arbitrated
+    from review import sheets
+
+    export = sheets.sheet_export_build(export=sheets.sheet_export_create(run=run))
+    path, _ = sheets.export_paths(export)
+    records = [row["record"] for row in csv.DictReader(path.read_text(encoding="utf-8").splitlines())]
+    assert records == ["judgement", "judgement", "self-arbitration"]
+
+
+@pytest.mark.django_db
+def test_another_arbiter_settles_a_disagreement(import_records, editor, arbiter, django_user_model):
+    run = seed_run(import_records, reviews_required=2)
+    ab = _disagree(run, editor, arbiter)
+    other = django_user_model.objects.create_user("ora-arbiter", password="irrelevant-pass-1")
+    other.groups.add(Group.objects.get(name=roles.ARBITERS))
+    assert not services.arbitration_record(pair=ab, arbiter=other, verdict="merge-entry", reason="x").self_arbitrated
+
+
+@pytest.mark.django_db
+def test_a_judgement_after_arbitration_is_refused_in_every_path(import_records, editor, editor2, arbiter,
+                                                                editor_client):
+    run = seed_run(import_records, reviews_required=2)
+    ab = _disagree(run, editor, editor2)
+    services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="settled")
+    with pytest.raises(services.ReviewRefused, match="settled by arbitration"):
+        services.judgement_record(pair=ab, reviewer=editor2, verdict="merge-entry", reason="changed my mind")
+    response = judge(editor_client, ab, "keep-both", "again")
+    assert response.status_code == 302 and f"/review/pairs/{ab.pk}/" in response.url
+    with pytest.raises(services.ReviewRefused, match="settled by arbitration"):
+        services.judgement_undo(reviewer=editor)
+    page = editor_client.post(reverse("review:undo"), follow=True).content.decode()
+    assert "Not undone" in page
+    assert Judgement.objects.filter(pair=ab).count() == 2
+    ab.refresh_from_db()
+    assert (ab.status, ab.final_verdict) == ("settled", "merge-entry")
+
+
+@pytest.mark.django_db
+def test_sheet_rows_follow_the_order_in_which_things_happened(import_records, editor, editor2, arbiter):
+    from review import sheets
+
+    run = seed_run(import_records, reviews_required=2)
+    ab = _disagree(run, editor, editor2)
+    services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="settled")
+    # A judgement recorded after the arbitration (as an earlier release allowed) is listed after it.
+    Judgement.objects.create(pair=ab, reviewer=editor2, verdict="merge-entry", reason="late", retained="both")
+    export = sheets.sheet_export_build(export=sheets.sheet_export_create(run=run))
+    path, _ = sheets.export_paths(export)
+    rows = list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
+    assert [(r["record"], r["reason"]) for r in rows] == [
+        ("judgement", "copy"), ("judgement", "different channels"), ("arbitration", "settled"),
+        ("judgement", "late")]

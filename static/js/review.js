@@ -6,6 +6,7 @@
   const form = document.getElementById("judge-form");
   const verdictKeys = {k: "keep-both", m: "merge-entry", q: "public-quote", v: "valid-revision", a: "arbitration"};
   const retainedKeys = {l: "left", r: "right", b: "both"};
+  let leaving = false;  // a form is being submitted: the server releases the lease itself
 
   function typing(target) {
     return target && (target.tagName === "INPUT" && target.type === "text" || target.tagName === "TEXTAREA" ||
@@ -34,13 +35,30 @@
     } else if (retainedKeys[key] && choose("retained", retainedKeys[key])) {
       event.preventDefault();
     } else if (key === "n") {
-      const skip = document.getElementById("skip-link");
-      if (skip) { event.preventDefault(); window.location.href = skip.href; }
+      const skip = document.getElementById("skip-form");
+      if (skip) { event.preventDefault(); leaving = true; skip.submit(); }
     } else if (key === "u") {
       const undo = document.getElementById("undo-form");
       if (undo) { event.preventDefault(); undo.submit(); }
     }
   });
+
+  // The pair is held for this reviewer under a short lease: renewed while the page stays open, let go when
+  // the page is left without a decision (saving or skipping releases it on the server).
+  const lease = document.getElementById("lease-form");
+  if (lease) {
+    const renew = function () { fetch(lease.action, {method: "POST", body: new FormData(lease)}); };
+    setInterval(renew, 1000 * Number(lease.dataset.renewSeconds || 200));
+    document.querySelectorAll("form").forEach(function (f) {
+      f.addEventListener("submit", function () { leaving = true; });
+    });
+    window.addEventListener("pagehide", function () {
+      if (leaving) return;
+      const data = new FormData(lease);
+      data.append("release", "1");
+      navigator.sendBeacon(lease.action, data);
+    });
+  }
 
   function partner(span) {
     const pane = span.closest(".pane");

@@ -1,0 +1,175 @@
+"""Handing pairs out: "next" leases a pair to one reviewer at a time (k at a time for k reviews), skip sends
+a pair to the back of my own queue, and "next" stays in the pair's run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group
+from django.urls import reverse
+from django.utils import timezone
+
+from dedup_site import roles
+from review import services
+from review.models import Lease
+from screening import runs
+from screening.models import CandidatePair, Corpus
+from tests.conftest import process_env
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def exact_pairs_run(import_records, pairs: int, reviews_required: int = 1, corpus: str = "copies"):
+    """A run with `pairs` exact pairs (each text twice), all wanting review."""
+    records = [{"doc_id": f"{corpus}-{i}-{side}", "language": "en", "body": f"guide number {i} of {corpus}"}
+               for i in range(pairs) for side in "ab"]
+    import_records(corpus, records)
+    return runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name=corpus), exact=True, near=False,
+                                                reviews_required=reviews_required))
+
+
+def editors(django_user_model, n: int) -> list:
+    group = Group.objects.get(name=roles.EDITORS)
+    users = []
+    for i in range(n):
+        user = django_user_model.objects.create_user(f"editor-{i:02d}", password="irrelevant-pass-1")
+        user.groups.add(group)
+        users.append(user)
+    return users
+
+
+def nexts_at_once(users, run) -> dict[str, str]:
+    """Every user presses "next" at the same moment, each in a process of their own."""
+    processes = [subprocess.Popen([sys.executable, "-m", "tests.next_client", u.username, str(run.pk)], cwd=ROOT,
+                                  env=process_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                 for u in users]
+    for p in processes:
+        assert p.stdout.readline().strip() == "ready"
+    for p in processes:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    answers = {}
+    for user, p in zip(users, processes, strict=True):
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0
+        answers[user.username] = out.strip()
+    return answers
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ten_editors_pressing_next_at_once_get_ten_different_pairs(import_records, django_user_model):
+    run = exact_pairs_run(import_records, pairs=12)
+    answers = nexts_at_once(editors(django_user_model, 10), run)
+    assert "none" not in answers.values()
+    assert len(set(answers.values())) == 10, answers
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_two_reviews_each_pair_goes_to_exactly_two_editors(import_records, django_user_model):
+    run = exact_pairs_run(import_records, pairs=5, reviews_required=2)
+    answers = nexts_at_once(editors(django_user_model, 10), run)
+    assert "none" not in answers.values()
+    assert sorted(Counter(answers.values()).values()) == [2] * 5, answers
+
+
+@pytest.mark.django_db
+def test_a_pair_held_by_its_reviewers_is_not_handed_to_a_third(import_records, django_user_model):
+    run = exact_pairs_run(import_records, pairs=1, reviews_required=2)
+    a, b, c = editors(django_user_model, 3)
+    flt = services.QueueFilter(run=run.pk)
+    first, second = services.next_pair(flt, a), services.next_pair(flt, b)
+    assert first == second
+    assert services.next_pair(flt, c) is None
+    with pytest.raises(services.ReviewRefused, match="held by the 2 reviewers"):
+        services.judgement_record(pair=first, reviewer=c, verdict="keep-both", reason="late")
+
+
+@pytest.mark.django_db
+def test_a_lapsed_lease_frees_the_pair(import_records, django_user_model):
+    run = exact_pairs_run(import_records, pairs=1)
+    a, b = editors(django_user_model, 2)
+    flt = services.QueueFilter(run=run.pk)
+    held = services.next_pair(flt, a)
+    assert services.next_pair(flt, b) is None
+    Lease.objects.filter(pair=held, reviewer=a).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert services.next_pair(flt, b) == held
+
+
+@pytest.mark.django_db
+def test_saving_releases_the_lease(import_records, django_user_model):
+    run = exact_pairs_run(import_records, pairs=1, reviews_required=2)
+    a, _ = editors(django_user_model, 2)
+    held = services.next_pair(services.QueueFilter(run=run.pk), a)
+    services.judgement_record(pair=held, reviewer=a, verdict="merge-entry", reason="copy")
+    assert not Lease.objects.filter(pair=held).exists()
+
+
+@pytest.mark.django_db
+def test_the_page_renews_the_lease_and_lets_go_when_left(import_records, editor, editor_client):
+    run = exact_pairs_run(import_records, pairs=1)
+    held = services.next_pair(services.QueueFilter(run=run.pk), editor)
+    lease = Lease.objects.get(pair=held, reviewer=editor)
+    Lease.objects.filter(pk=lease.pk).update(expires_at=timezone.now() + timedelta(seconds=5))
+    response = editor_client.post(reverse("review:lease", args=[held.pk]))
+    assert response.json()["held"] is True
+    assert Lease.objects.get(pk=lease.pk).expires_at > timezone.now() + timedelta(seconds=60)
+    assert editor_client.post(reverse("review:lease", args=[held.pk]), {"release": "1"}).status_code == 204
+    assert not Lease.objects.filter(pair=held).exists()
+
+
+@pytest.mark.django_db
+def test_skip_sends_the_pair_to_the_back_of_my_queue(import_records, editor, editor_client):
+    run = exact_pairs_run(import_records, pairs=3)
+    first = services.next_pair(services.QueueFilter(run=run.pk), editor)
+    response = editor_client.post(f"{reverse('review:skip', args=[first.pk])}?run={run.pk}")
+    following = editor_client.get(response.url)
+    assert following.status_code == 302 and f"/review/pairs/{first.pk}/" not in following.url
+    assert not Lease.objects.filter(pair=first, reviewer=editor).exists()
+    # Once the rest is judged, the skipped pair comes back.
+    for p in run.pairs.exclude(pk=first.pk):
+        services.judgement_record(pair=p, reviewer=editor, verdict="merge-entry", reason="copy")
+    assert services.next_pair(services.QueueFilter(run=run.pk), editor) == first
+
+
+@pytest.mark.django_db
+def test_skipped_pairs_come_back_in_the_order_they_were_skipped(import_records, editor):
+    run = exact_pairs_run(import_records, pairs=3)
+    flt = services.QueueFilter(run=run.pk)
+    order = []
+    for _ in range(3):
+        p = services.next_pair(flt, editor)
+        services.pair_skip(pair=p, reviewer=editor)
+        order.append(p)
+    again = []
+    for _ in range(3):
+        p = services.next_pair(flt, editor)
+        services.pair_skip(pair=p, reviewer=editor)
+        again.append(p)
+    assert again == order
+
+
+@pytest.mark.django_db
+def test_save_and_next_stays_in_the_pairs_run(import_records, editor, editor_client):
+    first_run = exact_pairs_run(import_records, pairs=2, corpus="one")
+    second_run = exact_pairs_run(import_records, pairs=2, corpus="two")
+    pair = second_run.pairs.order_by("pk").first()
+    response = editor_client.post(reverse("review:judge", args=[pair.pk]),
+                                  {"verdict": "merge-entry", "reason": "copy", "retained": "both"})
+    assert f"run={second_run.pk}" in response.url
+    following = editor_client.get(response.url)
+    assert CandidatePair.objects.get(pk=int(following.url.split("/pairs/")[1].split("/")[0])).run == second_run
+    assert first_run.pk != second_run.pk
+
+
+@pytest.mark.django_db
+def test_opening_a_full_pair_says_it_cannot_be_judged(import_records, django_user_model, editor_client):
+    run = exact_pairs_run(import_records, pairs=1)
+    (other,) = editors(django_user_model, 1)
+    held = services.next_pair(services.QueueFilter(run=run.pk), other)
+    page = editor_client.get(reverse("review:pair", args=[held.pk])).content.decode()
+    assert 'id="not-held"' in page

@@ -1,0 +1,61 @@
+"""Upgrading a database filled by the previous release (review 0005, screening 0007) loses nothing, and
+leaves the review record guarded in the database."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.db import DatabaseError, connection, transaction
+from django.db.migrations.executor import MigrationExecutor
+
+from dedup_site import guards
+
+PREVIOUS = [("screening", "0007_document_content_sha256"), ("review", "0005_signature_insert_only")]
+
+
+def _fill_previous_release() -> dict:
+    """Rows as the previous release wrote them, through its own models."""
+    state = MigrationExecutor(connection).loader.project_state(PREVIOUS)
+    models = state.apps
+    User = models.get_model("auth", "User")
+    user = User.objects.create(username="old-editor", password="!")
+    corpus = models.get_model("screening", "Corpus").objects.create(name="old")
+    source = models.get_model("screening", "SourceFile").objects.create(sha256="a" * 64, size=10)
+    upload = models.get_model("screening", "Upload").objects.create(corpus=corpus, source=source, original_name="x",
+                                                                    status="complete")
+    Document = models.get_model("screening", "Document")
+    left = Document.objects.create(corpus=corpus, upload=upload, doc_id="A", source_id="A", language="en", body="a")
+    right = Document.objects.create(corpus=corpus, upload=upload, doc_id="B", source_id="B", language="en", body="a")
+    run = models.get_model("screening", "ScreeningRun").objects.create(corpus=corpus, status="complete",
+                                                                      contract="doc-content-v1", program_version="0")
+    pair = models.get_model("screening", "CandidatePair").objects.create(
+        run=run, left=left, right=right, pass_name="exact", jaccard=1.0, status="settled",
+        final_verdict="merge-entry")
+    judgement = models.get_model("review", "Judgement").objects.create(pair=pair, reviewer=user,
+                                                                      verdict="arbitration", reason="unsure")
+    arbitration = models.get_model("review", "Arbitration").objects.create(pair=pair, arbiter=user,
+                                                                          verdict="merge-entry", reason="copy")
+    return {"judgement": judgement.pk, "arbitration": arbitration.pk, "documents": [left.pk, right.pk]}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upgrading_from_the_previous_release_keeps_every_row_and_guards_it():
+    call_command("migrate", "review", "0005", verbosity=0)
+    call_command("migrate", "screening", "0007", verbosity=0)
+    try:
+        old = _fill_previous_release()
+    finally:
+        call_command("migrate", verbosity=0)
+    from review.models import Arbitration, Judgement
+    from screening.models import Document
+
+    judgement, arbitration = Judgement.objects.get(pk=old["judgement"]), Arbitration.objects.get(
+        pk=old["arbitration"])
+    assert (judgement.verdict, judgement.reason) == ("arbitration", "unsure")
+    assert (arbitration.verdict, arbitration.self_arbitrated) == ("merge-entry", False)
+    assert sorted(Document.objects.values_list("doc_id", flat=True)) == ["A", "B"]
+    for guard in guards.registered():
+        assert f"{guard.table}_guard_delete" in guards.installed(connection), guard.table
+    for table, pk in (("review_judgement", old["judgement"]), ("review_arbitration", old["arbitration"])):
+        with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {table} WHERE id = %s", [pk])  # noqa: S608 - fixed names
