@@ -6,17 +6,20 @@ reuses stored signatures of the same configuration, and returns the verified pai
 
 from __future__ import annotations
 
+import functools
 import math
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 
 from screening.engine import explain, fast, lsh, revision
 from screening.engine import near as engine
 from screening.engine.lsh_index import PersistentIndex
 from screening.engine.normalize import get_policy
+from screening.engine.shingle import VerifyKey
 from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
 
 BATCH = 1000
@@ -48,22 +51,32 @@ def _batches(items: list, size: int = BATCH):
         yield items[start : start + size]
 
 
+@functools.cache
+def verify_key() -> VerifyKey:
+    """The installation's key of the verification hash, derived from its secret key: every process of one
+    installation (web, workers on any machine) shares DJANGO_SECRET_KEY, hence this key."""
+    return VerifyKey.derive(settings.SECRET_KEY.encode())
+
+
+def verification_hashes(body: str, config: engine.NearConfig) -> np.ndarray:
+    """The keyed shingle hashes exact Jaccard, template scores and the audit compare (see engine.shingle)."""
+    return fast.verify_hashes(body, get_policy(config.policy), config.spec, verify_key())
+
+
 def _hashes_for(pks: list[int], config: engine.NearConfig, bodies: dict | None = None) -> dict[int, np.ndarray]:
-    """Shingle hashes of the given documents (and their bodies into `bodies`, when given)."""
-    policy, spec = get_policy(config.policy), config.spec
+    """Verification hashes of the given documents (and their bodies into `bodies`, when given)."""
     out = {}
     for chunk in _batches(pks):
         for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):
-            out[pk] = fast.shingle_hashes(body, policy, spec)
+            out[pk] = verification_hashes(body, config)
             if bodies is not None:
                 bodies[pk] = body
     return out
 
 
-def compute_signatures(pks: list[int], config: engine.NearConfig
-                       ) -> Iterator[tuple[DocumentSignature, np.ndarray]]:
-    """For each document (bodies read in batches): its signature row, not yet saved, and its shingle hashes.
-    A document without shingles gets a row with empty values."""
+def compute_signatures(pks: list[int], config: engine.NearConfig) -> Iterator[tuple[DocumentSignature, str]]:
+    """For each document (bodies read in batches): its signature row, not yet saved, and its body. A document
+    without shingles gets a row with empty values."""
     policy, spec = get_policy(config.policy), config.spec
     perms = engine.permutations(config.num_perm, config.seed, config.scheme)
     for chunk in _batches(pks):
@@ -71,7 +84,7 @@ def compute_signatures(pks: list[int], config: engine.NearConfig
             hashes = fast.shingle_hashes(body, policy, spec)
             values = engine.to_bytes(fast.signature(hashes, perms), config) if hashes.size else b""
             yield DocumentSignature(document_id=pk, key=config.signature_key, seed=config.seed, scheme=config.scheme,
-                                    shingle_count=int(hashes.size), values=values), hashes
+                                    shingle_count=int(hashes.size), values=values), body
 
 
 def store_signatures(pks: list[int], config: engine.NearConfig) -> int:
@@ -97,8 +110,8 @@ def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: s
          ) -> tuple[list[int], np.ndarray, dict[int, np.ndarray], int, int]:
     """Signatures of these documents (reused when stored under the same key, else computed and stored).
 
-    Returns (signed pks in input order, their signatures as an (n, num_perm) uint32 array, shingle hashes of
-    the signed documents in `sampled` (default: a template sample of `pks`), number of documents without
+    Returns (signed pks in input order, their signatures as an (n, num_perm) uint32 array, verification hashes
+    of the signed documents in `sampled` (default: a template sample of `pks`), number of documents without
     shingles, number newly signed).
     """
     report(0.0, "sign")
@@ -115,10 +128,10 @@ def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: s
             .values_list("document_id", "shingle_count", "values")
         }
         new_rows = []
-        for row, hashes in compute_signatures([pk for pk in chunk if pk not in stored], config):
+        for row, body in compute_signatures([pk for pk in chunk if pk not in stored], config):
             stored[row.document_id] = (row.shingle_count, row.values)
-            if row.document_id in sampled and hashes.size:
-                sample_hashes[row.document_id] = hashes  # kept: the template estimate needs them anyway
+            if row.document_id in sampled and row.shingle_count:
+                sample_hashes[row.document_id] = verification_hashes(body, config)  # the body is at hand now
             new_rows.append(row)
         DocumentSignature.objects.bulk_create(new_rows, ignore_conflicts=True)
         computed += len(new_rows)

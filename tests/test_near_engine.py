@@ -129,6 +129,47 @@ def test_fast_signature_equals_datasketch_minhash_value_for_value(num_perm, seed
         assert ours.tolist() == reference.hashvalues.tolist()
 
 
+KEY = shingle.VerifyKey.derive(b"a test installation's secret")
+
+
+@pytest.mark.parametrize("spec", [CHAR3, CHAR5, WORD2, ShingleSpec("word", 3)])
+def test_fast_verification_hashes_equal_the_keyed_reference_of_every_shingle(spec):
+    rng = random.Random(4)
+    for _ in range(20):
+        text = random_text(rng)
+        expected = sorted({shingle.verify_hash64(s, KEY) for s in shingle.shingles(text, DEFAULT, spec)})
+        assert fast.verify_hashes(text, DEFAULT, spec, KEY).tolist() == expected
+
+
+def thue_morse_words(n: int = 10) -> tuple[str, str]:
+    """Two different words of 2^n letters that collide under any polynomial hash mod 2^64 once n is large
+    enough (the Thue–Morse sequence and its complement): 1,024 letters suffice for the signing hash."""
+    bits = [0]
+    for _ in range(n):
+        bits += [1 - b for b in bits]
+    return "".join("ab"[b] for b in bits), "".join("ba"[b] for b in bits)
+
+
+def test_crafted_words_collide_the_signing_hash_but_not_the_verification_hash():
+    x, y = thue_morse_words()
+    assert x != y and shingle.shingle_hash64(x) == shingle.shingle_hash64(y)  # the attack works on the public hash
+    left, right = f"alpha beta gamma delta {x}", f"alpha beta gamma delta {y}"
+    truth = shingle.jaccard(shingle.shingles(left, DEFAULT, WORD2), shingle.shingles(right, DEFAULT, WORD2))
+    assert truth == pytest.approx(3 / 5)
+    forged = fast.jaccard(fast.shingle_hashes(left, DEFAULT, WORD2), fast.shingle_hashes(right, DEFAULT, WORD2))
+    assert forged == 1.0
+    for secret in (b"one installation", b"another installation"):
+        key = shingle.VerifyKey.derive(secret)
+        verified = fast.jaccard(fast.verify_hashes(left, DEFAULT, WORD2, key),
+                                fast.verify_hashes(right, DEFAULT, WORD2, key))
+        assert verified == pytest.approx(truth)
+
+
+def test_the_verification_key_depends_on_the_secret():
+    assert shingle.VerifyKey.derive(b"one") != shingle.VerifyKey.derive(b"two")
+    assert shingle.VerifyKey.derive(b"one") == shingle.VerifyKey.derive(b"one")
+
+
 def test_fast_jaccard_equals_set_jaccard():
     rng = random.Random(5)
     for _ in range(20):

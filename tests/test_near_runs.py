@@ -252,3 +252,17 @@ def test_minhash_estimates_track_exact_jaccard():
     gaps = [abs(engine.estimate(sigs[i], sigs[i + 1]) - fast.jaccard(hashes[i], hashes[i + 1]))
             for i in range(0, 99, 5)]
     assert np.mean(gaps) < 0.1  # 128 permutations: standard error <= 0.045
+
+
+@pytest.mark.django_db
+def test_crafted_colliding_words_get_their_true_jaccard_in_a_run(import_records):
+    from tests.test_near_engine import thue_morse_words
+
+    x, y = thue_morse_words()
+    import_records("forged", [{"doc_id": "L", "language": "en", "body": f"alpha beta gamma delta {x}"},
+                              {"doc_id": "R", "language": "en", "body": f"alpha beta gamma delta {y}"}])
+    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="forged"), exact=False, near=True,
+                                               near_config=NearConfig(shingle="word:2")))
+    pair = CandidatePair.objects.get(run=run)
+    assert pair.minhash_estimate == 1.0  # the public signing hash collides: LSH proposes the pair
+    assert pair.jaccard == pytest.approx(3 / 5)  # the keyed verification does not

@@ -1,8 +1,9 @@
 """Compiled kernels (numba) for the hot loops: shingle hashes, MinHash signatures, Jaccard of hash sets.
 
-They compute exactly what the readable reference does: `shingle.shingle_hash64` for every shingle, and
-the signature datasketch `MinHash(num_perm, seed, hashfunc=shingle_hash32)` (scheme affine32) gives for
-the same shingles — tests compare the two value for value.
+They compute exactly what the readable reference does: `shingle.shingle_hash64` (signing) and
+`shingle.verify_hash64` (keyed, for exact Jaccard) for every shingle, and the signature datasketch
+`MinHash(num_perm, seed, hashfunc=shingle_hash32)` (scheme affine32) gives for the same shingles — tests
+compare them value for value.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from screening.engine.normalize import Policy
-from screening.engine.shingle import POLY, ShingleSpec
+from screening.engine.shingle import P61, POLY, ShingleSpec, VerifyKey
 
 _EMPTY = np.zeros(0, dtype=np.uint64)
 
@@ -47,6 +48,66 @@ def _window_hashes(cp, starts, ends):
     for i in range(starts.shape[0]):
         left, right = starts[i], ends[i]
         out[i] = _fmix64(prefix[right] - prefix[left] * powers[right - left])
+    out.sort()
+    if out.shape[0] == 0:
+        return out
+    keep = 1
+    for i in range(1, out.shape[0]):
+        if out[i] != out[keep - 1]:
+            out[keep] = out[i]
+            keep += 1
+    return out[:keep].copy()
+
+
+@njit(cache=True, nogil=True)
+def _mulmod61(a, b):
+    """a * b mod 2^61 − 1 for a, b < 2^61, in 64-bit halves (numba has no 128-bit integers)."""
+    p = np.uint64(P61)
+    low32 = np.uint64(0xFFFFFFFF)
+    a_hi, a_lo = a >> np.uint64(32), a & low32
+    b_hi, b_lo = b >> np.uint64(32), b & low32
+    lo = a_lo * b_lo  # < 2^64
+    mid = a_hi * b_lo + a_lo * b_hi  # < 2^62
+    hi = a_hi * b_hi  # < 2^58
+    # hi·2^64 + mid·2^32 + lo, with 2^64 ≡ 8 and 2^61 ≡ 1 (mod p)
+    r = ((lo & p) + (lo >> np.uint64(61)) + (hi << np.uint64(3)) + (mid >> np.uint64(29))
+         + ((mid & np.uint64(0x1FFFFFFF)) << np.uint64(32)))
+    r = (r & p) + (r >> np.uint64(61))
+    if r >= p:
+        r -= p
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _keyed_window_hashes(cp, starts, ends, base, mask):
+    """Sorted unique verify_hash64 of cp[starts[i]:ends[i]] for every i (prefix hashes mod 2^61 − 1)."""
+    n = cp.shape[0]
+    p = np.uint64(P61)
+    prefix = np.empty(n + 1, dtype=np.uint64)
+    prefix[0] = 0
+    for i in range(n):
+        v = _mulmod61(prefix[i], base) + np.uint64(cp[i]) + np.uint64(1)
+        prefix[i + 1] = v - p if v >= p else v
+    longest = 0
+    for i in range(starts.shape[0]):
+        if ends[i] - starts[i] > longest:
+            longest = ends[i] - starts[i]
+    powers = np.empty(longest + 1, dtype=np.uint64)
+    powers[0] = 1
+    for i in range(longest):
+        powers[i + 1] = _mulmod61(powers[i], base)
+    out = np.empty(starts.shape[0], dtype=np.uint64)
+    for i in range(starts.shape[0]):
+        left, right = starts[i], ends[i]
+        h = prefix[right] + p - _mulmod61(prefix[left], powers[right - left])
+        if h >= p:
+            h -= p
+        out[i] = _fmix64(h ^ mask)
+    return _sorted_unique(out)
+
+
+@njit(cache=True, nogil=True)
+def _sorted_unique(out):
     out.sort()
     if out.shape[0] == 0:
         return out
@@ -126,23 +187,36 @@ def _codepoints(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
 
 
-def shingle_hashes(text: str, policy: Policy, spec: ShingleSpec) -> np.ndarray:
-    """Sorted unique 64-bit hashes of the shingle set of a raw text (empty when it has no shingle)."""
+def _windows(text: str, policy: Policy, spec: ShingleSpec):
+    """The code points the shingles are cut from and each shingle's (start, end), or None without shingles."""
     if spec.kind == "char":
         normalized = policy.normalize(text)
         count = len(normalized) - spec.k + 1
         if count <= 0:
-            return _EMPTY
+            return None
         starts = np.arange(count, dtype=np.int64)
-        return _window_hashes(_codepoints(normalized), starts, starts + spec.k)
+        return _codepoints(normalized), starts, starts + spec.k
     words = policy.words(text)
     count = len(words) - spec.k + 1
     if count <= 0:
-        return _EMPTY
+        return None
     lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
     word_starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
     word_ends = word_starts + lengths
-    return _window_hashes(_codepoints(" ".join(words)), word_starts[:count], word_ends[spec.k - 1 :])
+    return _codepoints(" ".join(words)), word_starts[:count], word_ends[spec.k - 1 :]
+
+
+def shingle_hashes(text: str, policy: Policy, spec: ShingleSpec) -> np.ndarray:
+    """Sorted unique signing hashes (shingle_hash64) of the shingle set of a raw text (empty without shingles)."""
+    windows = _windows(text, policy, spec)
+    return _EMPTY if windows is None else _window_hashes(*windows)
+
+
+def verify_hashes(text: str, policy: Policy, spec: ShingleSpec, key: VerifyKey) -> np.ndarray:
+    """Sorted unique keyed verification hashes (verify_hash64) of the shingle set: what exact Jaccard,
+    template scores and the audit compare, which crafted text cannot collide without the key."""
+    windows = _windows(text, policy, spec)
+    return _EMPTY if windows is None else _keyed_window_hashes(*windows, np.uint64(key.base), np.uint64(key.mask))
 
 
 def signature(hashes: np.ndarray, permutations: np.ndarray) -> np.ndarray:
@@ -157,6 +231,7 @@ def warm() -> None:
     from screening.engine.normalize import DEFAULT_POLICY, get_policy
 
     hashes = shingle_hashes("warm up the kernels", get_policy(DEFAULT_POLICY), ShingleSpec("char", 5))
+    verify_hashes("warm up the kernels", get_policy(DEFAULT_POLICY), ShingleSpec("char", 5), VerifyKey(1 << 40, 1))
     signature(hashes, np.arange(2 * 4, dtype=np.uint64).reshape(2, 4) + np.uint64(1))
     jaccard(hashes, hashes)
     template_counts(hashes, hashes, hashes)
