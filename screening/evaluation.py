@@ -3,8 +3,9 @@ every pair of a small corpus, compare runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,12 +13,12 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from screening import near, runs, storage
 from screening.engine import evaluate as ev
 from screening.engine import fast, labels
 from screening.engine import near as engine
-from screening.engine.normalize import get_policy
 from screening.models import (
     CandidatePair,
     Corpus,
@@ -26,6 +27,7 @@ from screening.models import (
     ExactGroupMember,
     Label,
     LabelSet,
+    RunAudit,
     ScreeningRun,
     SourceFile,
 )
@@ -137,12 +139,11 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[ev.LabelledPa
     if label_set.corpus_id != run.corpus_id:
         raise EvaluationRefused(f"label set {label_set.name!r} belongs to another corpus")
     config = runs.near_config_of(run)
-    policy = get_policy(config.policy)
     rows = list(label_set.labels.select_related("left", "right"))
     docs = {d.pk: d for r in rows for d in (r.left, r.right)}
     reps = _representatives(run, docs)
     sigs = _signatures(config, set(reps.values()))
-    hashes = {pk: fast.shingle_hashes(d.body, policy, config.spec) for pk, d in docs.items()}
+    hashes = {pk: near.verification_hashes(d.body, config) for pk, d in docs.items()}
     out = []
     for r in rows:
         ra, rb = reps[r.left_id], reps[r.right_id]
@@ -222,16 +223,18 @@ class Audit:
     limit: int = AUDIT_LIMIT
 
 
-def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int = AUDIT_LIMIT) -> Audit:
+def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int = AUDIT_LIMIT,
+              on_progress: Callable[[float], None] | None = None) -> Audit:
     """Exact Jaccard over every pair of the run's representatives (a sample of `limit` above that size):
     the pairs at or above the threshold that LSH did not return."""
     from scipy import sparse
+
+    report = on_progress or (lambda fraction: None)
 
     if not run.near:
         raise EvaluationRefused(f"run {run.pk} has no near pass to audit")
     config = runs.near_config_of(run)
     threshold = config.threshold if threshold is None else threshold
-    policy = get_policy(config.policy)
     # Copies in exact groups are represented by their group's representative, as in the run.
     grouped = set(ExactGroupMember.objects.filter(group__run=run).exclude(
         document_id=F("group__representative_id")).values_list("document_id", flat=True))
@@ -246,7 +249,8 @@ def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int =
     for start in range(0, len(pks), 1000):
         for pk, doc_id, body in Document.objects.filter(pk__in=pks[start : start + 1000]).values_list(
                 "pk", "doc_id", "body"):
-            ids[pk], hashes[pk] = doc_id, fast.shingle_hashes(body, policy, config.spec)
+            ids[pk], hashes[pk] = doc_id, near.verification_hashes(body, config)
+        report(0.5 * min(1.0, (start + 1000) / max(len(pks), 1)))  # reading and hashing: half the time
     pks = [pk for pk in pks if hashes[pk].size]
     sigs = _signatures(config, set(pks))
     missed, at_threshold = [], 0
@@ -265,7 +269,51 @@ def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int =
                 if not _share_band(sigs[a], sigs[b], config.bands, config.rows):
                     missed.append((*sorted((ids[a], ids[b])), float(score)))
     missed.sort(key=lambda m: (-m[2], m[0], m[1]))
+    report(1.0)
     return Audit(total, len(pks), sampled, at_threshold, missed, threshold, limit)
+
+
+def audit_create(*, run: ScreeningRun, user=None, threshold: float | None = None) -> RunAudit:
+    """Record an audit to be done by a worker (admins start it; it takes seconds to minutes)."""
+    if run.status != ScreeningRun.Status.COMPLETE or not run.near:
+        raise EvaluationRefused(f"run {run.pk} has no complete near pass to audit")
+    if run.audits.filter(status__in=[RunAudit.Status.QUEUED, RunAudit.Status.RUNNING]).exists():
+        raise EvaluationRefused(f"an audit of run {run.pk} is already under way")
+    threshold = runs.near_config_of(run).threshold if threshold is None else threshold
+    return RunAudit.objects.create(run=run, threshold=threshold, requested_by=user)
+
+
+def audit_enqueue(*, audit: RunAudit) -> RunAudit:
+    from dedup_site.queues import enqueue
+
+    audit.job_id = enqueue("screening.jobs.audit_job", audit.pk, kind="audit",
+                           on_failure="screening.jobs.audit_job_failed")
+    RunAudit.objects.filter(pk=audit.pk).update(job_id=audit.job_id)
+    return audit
+
+
+def audit_execute(*, audit: RunAudit, on_progress: Callable[[float], None] | None = None) -> RunAudit:
+    RunAudit.objects.filter(pk=audit.pk).update(status=RunAudit.Status.RUNNING, error="")
+    result = run_audit(run=audit.run, threshold=audit.threshold, on_progress=on_progress)
+    RunAudit.objects.filter(pk=audit.pk).update(status=RunAudit.Status.COMPLETE, finished_at=timezone.now(),
+                                                result=dataclasses.asdict(result))
+    audit.refresh_from_db()
+    return audit
+
+
+def audit_fail(*, audit_id: int, error: str) -> None:
+    RunAudit.objects.filter(pk=audit_id).exclude(status=RunAudit.Status.COMPLETE).update(
+        status=RunAudit.Status.FAILED, finished_at=timezone.now(), error=error[:5000])
+
+
+def audit_latest(run: ScreeningRun) -> tuple[RunAudit | None, Audit | None]:
+    """The run's newest audit, and its result when complete."""
+    audit = run.audits.select_related("requested_by").first()
+    if audit is None or audit.status != RunAudit.Status.COMPLETE:
+        return audit, None
+    data = dict(audit.result)
+    data["missed"] = [tuple(m) for m in data["missed"]]
+    return audit, Audit(**data)
 
 
 # --- comparison ----------------------------------------------------------------------------------

@@ -31,6 +31,26 @@ def upload_job_failed(job, connection, exc_type, exc_value, tb) -> None:
     services.upload_fail(upload_id=int(job.args[0]), error=f"{exc_type.__name__}: {exc_value}")
 
 
+def audit_job(audit_id: int) -> dict:
+    from screening import evaluation
+    from screening.models import RunAudit
+
+    audit = RunAudit.objects.select_related("run__corpus").get(pk=audit_id)
+    try:
+        audit = evaluation.audit_execute(
+            audit=audit, on_progress=lambda fraction: progress.report("audit", audit_id, fraction))
+    except Exception:
+        evaluation.audit_fail(audit_id=audit_id, error=traceback.format_exc(limit=5))
+        raise
+    return {"pairs_at_threshold": audit.result["pairs_at_threshold"], "missed": len(audit.result["missed"])}
+
+
+def audit_job_failed(job, connection, exc_type, exc_value, tb) -> None:
+    from screening import evaluation
+
+    evaluation.audit_fail(audit_id=int(job.args[0]), error=f"{exc_type.__name__}: {exc_value}")
+
+
 def _key(run_id: int, name: str) -> str:
     return f"dedup:run:{run_id}:{name}"
 

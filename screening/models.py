@@ -305,6 +305,27 @@ class IndexCandidate(models.Model):
         constraints = [models.UniqueConstraint(fields=["index", "left", "right"], name="unique_index_candidate")]
 
 
+class RunAudit(BackgroundWork, models.Model):
+    """An all-pairs audit of a run (exact Jaccard over every pair of its representatives, or a stated
+    sample): started by an admin, done by a worker, its result kept with the run's evaluation."""
+
+    Status = JobStatus
+
+    run = models.ForeignKey(ScreeningRun, on_delete=models.PROTECT, related_name="audits")
+    threshold = models.FloatField()
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(default=dict, blank=True)  # evaluation.Audit as a dict
+    error = models.TextField(blank=True)
+    job_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
 class LabelSet(models.Model):
     """Labelled pairs of a corpus (1 = a copy that should go to merge review, 0 = not), from an uploaded
     CSV or from the settled verdicts of a run."""

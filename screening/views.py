@@ -20,7 +20,7 @@ from screening import charts, evaluation, runs, services
 from screening.engine import shingle
 from screening.engine.normalize import get_policy
 from screening.forms import LabelsForm, PolicyPreviewForm, RunForm, UploadForm
-from screening.models import CandidatePair, Corpus, Document, ExactGroupMember, ScreeningRun, Upload
+from screening.models import CandidatePair, Corpus, Document, ExactGroupMember, RunAudit, ScreeningRun, Upload
 
 DOCS_PER_PAGE = 50
 
@@ -290,9 +290,37 @@ def evaluation_page(request, pk):
         })
         bins = charts_bins(report.pairs)
         context["score_chart"] = charts.paired_histogram(*bins)
-    if request.GET.get("audit") == "1":
-        context["audit"] = evaluation.run_audit(run=run)
+    context["audit_job"], context["audit"] = evaluation.audit_latest(run)
+    if context["audit_job"] is not None and context["audit_job"].is_active:
+        context["audit_state"] = progress.read("audit", context["audit_job"].pk) or {}
     return render(request, "screening/evaluation.html", context)
+
+
+@require_POST
+@permission_required(START_RUN)
+def audit_start(request, pk):
+    run = get_object_or_404(ScreeningRun, pk=pk)
+    back = reverse("screening:evaluation", args=[run.pk])
+    try:
+        audit = evaluation.audit_create(run=run, user=request.user)
+        evaluation.audit_enqueue(audit=audit)
+    except evaluation.EvaluationRefused as error:
+        messages.error(request, str(error))
+    except QueueUnavailable as error:
+        evaluation.audit_fail(audit_id=audit.pk, error=str(error))
+        messages.error(request, "The audit could not be queued: the job queue is not reachable.")
+    else:
+        messages.success(request, f"The all-pairs audit of run {run.pk} is queued; its result appears here.")
+    return redirect(f"{back}?{request.GET.urlencode()}#audit" if request.GET else f"{back}#audit")
+
+
+@require_GET
+@permission_required(START_RUN)
+def audit_status(request, pk):
+    audit = get_object_or_404(RunAudit, pk=pk)
+    state = (progress.read("audit", audit.pk) or {}) if audit.is_active else {}
+    return JsonResponse({"status": audit.status, "active": audit.is_active,
+                         "fraction": 1.0 if not audit.is_active else state.get("fraction", 0.0)})
 
 
 def charts_bins(pairs, bins: int = 20) -> tuple[list[int], list[int]]:

@@ -95,6 +95,47 @@ def test_the_audit_samples_above_its_limit_and_says_so(import_records):
     assert audit.sampled and audit.audited == 3 and audit.documents == 5
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_audit_runs_on_a_worker_and_its_result_is_kept_with_the_evaluation(import_records, admin_user, queue,
+                                                                               run_worker):
+    from django.test import Client
+    from django.urls import reverse
+
+    run, _ = seed_setup(import_records, labels=b"left_id,right_id,label\nA,C,1\n", bands=1, rows=128)
+    client = Client()
+    client.force_login(admin_user)
+    page = reverse("screening:evaluation", args=[run.pk])
+    assert "No audit of this run yet" in client.get(page, {"audit": "1"}).content.decode()  # a GET runs nothing
+    response = client.post(reverse("screening:audit_start", args=[run.pk]))
+    assert response.status_code == 302
+    audit = run.audits.get()
+    assert audit.status == "queued" and "data-status-url" in client.get(page).content.decode()
+    assert client.get(reverse("screening:audit_status", args=[audit.pk])).json()["active"] is True
+    run_worker()
+    audit.refresh_from_db()
+    assert audit.status == "complete" and audit.requested_by == admin_user
+    assert [m[:2] for m in audit.result["missed"]] == [["A", "C"], ["B", "C"]]
+    text = client.get(page).content.decode()
+    assert "of which 2 LSH did not return" in text and "Run the audit again" in text
+
+
+@pytest.mark.django_db
+def test_an_editor_cannot_start_an_audit(import_records, editor_client):
+    from django.urls import reverse
+
+    run, _ = seed_setup(import_records)
+    assert editor_client.post(reverse("screening:audit_start", args=[run.pk])).status_code == 403
+    assert "Run the audit" not in editor_client.get(reverse("screening:evaluation", args=[run.pk])).content.decode()
+
+
+@pytest.mark.django_db
+def test_a_second_audit_waits_for_the_first(import_records, admin_user):
+    run, _ = seed_setup(import_records)
+    evaluation.audit_create(run=run, user=admin_user)
+    with pytest.raises(evaluation.EvaluationRefused, match="already under way"):
+        evaluation.audit_create(run=run, user=admin_user)
+
+
 def test_family_split_never_puts_a_source_on_both_sides():
     # Ten families of sources (s_k with m_k), two of them joined by a cross-link pair.
     pairs = [ev.LabelledPair(f"d{i}", f"e{i}", i % 2, 0.5, 0.5, True, left_source=f"s{i % 10}",
