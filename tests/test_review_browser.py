@@ -137,3 +137,43 @@ def test_a_hostile_zip_corpus_runs_no_script_on_any_page(browser, live_server, e
     out = tmp_path / "pairs.csv"
     call_command("export_pairs", str(run.pk), "--out", str(out))
     assert "=" not in [line[:1] for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_n_skips_to_another_pair_and_leaving_a_page_lets_its_lease_go(browser, live_server, import_records, editor):
+    from review.models import Lease, Skip
+
+    run = make_run(import_records, "zh", SEED001)
+    page, dialogs = login(browser, live_server, editor.username)
+    page.goto(f"{live_server.url}/review/next/?run={run.pk}")
+    first = int(page.url.split("/pairs/")[1].split("/")[0])
+    assert Lease.objects.filter(pair_id=first, reviewer=editor).exists()
+    with page.expect_navigation():
+        page.keyboard.press("n")
+    second = int(page.url.split("/pairs/")[1].split("/")[0])
+    assert second != first and Skip.objects.filter(pair_id=first, reviewer=editor).exists()
+    assert not Lease.objects.filter(pair_id=first).exists()
+    page.goto(f"{live_server.url}/review/?run={run.pk}")  # left without a decision
+    for _ in range(50):
+        if not Lease.objects.filter(pair_id=second).exists():
+            break
+        page.wait_for_timeout(100)
+    assert not Lease.objects.filter(pair_id=second).exists()
+    assert dialogs == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_admin_creates_a_reviewer_on_the_users_page(browser, live_server, admin_user, django_user_model):
+    page, dialogs = login(browser, live_server, admin_user.username)
+    page.click("text=Users")
+    page.fill("input[name=username]", "nina")
+    page.fill("input[name=full_name]", "Nina Noor")
+    page.select_option("select[name=role]", "arbiter")
+    page.fill("form.card input[name=password]", "a long passphrase 7")
+    with page.expect_navigation():
+        page.click("form.card button[type=submit]")
+    assert "Created nina as arbiter" in page.locator(".messages").inner_text()
+    assert django_user_model.objects.get(username="nina").groups.get().name == "arbiters"
+    assert page.locator("select[name=role] option[value=admin]").count() == 0  # an admin cannot make admins
+    shot(page, "users-page")
+    assert dialogs == []
