@@ -29,3 +29,20 @@ def id_param(request, name: str) -> int | None:
         return int(text)
     messages.warning(request, f"Ignored {name}={text[:40]!r}: it must be a positive whole number.")
     return None
+
+
+def refuse_nul_parameters(get_response):
+    """Middleware: a NUL character in a query or form parameter is answered 400 with the parameter's name.
+    No text the product stores or searches may hold one (PostgreSQL refuses it), and no form needs it."""
+    from django.http import HttpResponseBadRequest
+
+    def middleware(request):
+        for source in (request.GET, request.POST) if request.method == "POST" else (request.GET,):
+            for name, values in source.lists():
+                if "\x00" in name or any("\x00" in value for value in values):
+                    return HttpResponseBadRequest(
+                        f"Refused: the parameter {name.replace(chr(0), '')!r} contains a NUL character.",
+                        content_type="text/plain; charset=utf-8")
+        return get_response(request)
+
+    return middleware

@@ -39,7 +39,11 @@ COPY = Verdict.MERGE_ENTRY  # the verdict that says "these are copies"
 
 
 class ReviewRefused(Exception):
-    """A judgement or arbitration that breaks a rule; the message says which."""
+    """A judgement or arbitration that breaks a rule; the message says which (and `pair_id`, which pair)."""
+
+    def __init__(self, message: str, pair_id: int | None = None):
+        super().__init__(message)
+        self.pair_id = pair_id
 
 
 def _clean(verdict: str, reason: str, retained: str, allowed) -> tuple[str, str]:
@@ -68,7 +72,7 @@ def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
         raise ReviewRefused(
             f"pair {pair.pk} was settled by arbitration ({arbitration.arbiter.get_username()}, "
             f"{arbitration.created_at:%Y-%m-%d %H:%M} UTC: {arbitration.verdict}); {action} would not change "
-            f"it, so it is not recorded — ask an arbiter if the decision should be reviewed")
+            f"it, so it is not recorded — ask an arbiter if the decision should be reviewed", pair.pk)
 
 
 def _holders(pair: CandidatePair, now=None) -> set[int]:
@@ -188,6 +192,7 @@ def pair_refresh(pair: CandidatePair) -> None:
         status, final = SETTLED, current[0]
     CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
     pair.status, pair.final_verdict, pair.flag = status, final, flag
+    cache.delete(_progress_key(pair.run_id))  # the reviewer's next page counts this change
     if status == SETTLED and pair.cluster is not None:
         cluster_check(pair.run_id, pair.cluster)
 
@@ -440,14 +445,20 @@ class RunProgress:
     @property
     def reviewed(self) -> int:
         """Pairs with all their reviews: settled or waiting for an arbiter."""
+        if self.blind:
+            return self.by_status.get(REVIEWED, 0)
         return self.by_status.get(SETTLED, 0) + self.by_status.get(NEEDS_ARBITRATION, 0)
+
+
+def _progress_key(run_id: int) -> str:
+    return f"review:run-progress:{run_id}"
 
 
 def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind: bool = False) -> RunProgress:
     """Pairs per status (cached for a few seconds: counting a million pairs on every click is slow) and
     how many this reviewer has judged (always exact). A blind progress keeps only what verdicts do not
     decide: pending, judged, reviewed."""
-    key = f"review:run-progress:{run.pk}"
+    key = _progress_key(run.pk)
     by_status = None if fresh else cache.get(key)
     if by_status is None:
         by_status = dict(CandidatePair.objects.filter(run=run).values_list("status").annotate(n=Count("id")))
@@ -490,7 +501,10 @@ def dashboard(run: ScreeningRun, viewer=None) -> Dashboard:
     if blind:
         settled = settled.filter(pk__in=list(current[viewer.pk]))
     finals = dict(settled.values_list("final_verdict").annotate(n=Count("id")))
-    counts = dict(Judgement.objects.filter(pair__run=run).values_list("reviewer_id").annotate(n=Count("id")))
+    records = Judgement.objects.filter(pair__run=run).exclude(verdict=WITHDRAWN)
+    if blind:  # others' figures over the pairs the viewer judged too, as for agreement
+        records = records.filter(pair_id__in=list(current[viewer.pk]))
+    counts = dict(records.values_list("reviewer_id").annotate(n=Count("id")))
     names = dict(User.objects.filter(pk__in=set(counts) | set(current)).values_list("pk", User.USERNAME_FIELD))
     per_reviewer = sorted(
         (names[r], counts.get(r, 0),

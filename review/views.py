@@ -104,6 +104,7 @@ def pair_review(request, pk):
         # Blind review: other reviewers' verdicts only once I have given mine.
         "others": pair.judgements.exclude(reviewer=request.user).select_related("reviewer") if current else None,
         "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
+        "settled_by_arbiter": current is not None and pair.arbitrations.exists(),
         "form": JudgementForm(initial={"retained": "both", "related_source": ""}),
         "progress": services.run_progress(pair.run, request.user, blind=not all_visible),
     })
@@ -136,6 +137,8 @@ def undo(request):
         withdrawal = services.judgement_undo(reviewer=request.user)
     except services.ReviewRefused as error:
         messages.error(request, f"Not undone: {error}")
+        if error.pair_id:
+            return redirect(f"{reverse('review:pair', args=[error.pair_id])}?{carried}")
         return redirect(f"{reverse('review:queue')}?{carried}")
     if withdrawal is None:
         messages.info(request, "Nothing to undo.")

@@ -156,3 +156,23 @@ def test_an_editor_cannot_filter_by_what_others_decided():
 def test_the_walk_covers_every_page_an_editor_may_open():
     assert set(EDITOR_GETS) <= set(url_names())
     assert "review:dashboard" in EDITOR_GETS and "review:queue" in EDITOR_GETS
+
+
+@pytest.mark.django_db
+def test_an_editor_sees_how_many_pairs_have_all_their_reviews(blind_world, editor_client):
+    run, ab, other, third = blind_world
+    _judge(ab, other, "merge-entry")
+    _judge(ab, third, "keep-both")
+    board = editor_client.get(reverse("review:dashboard", args=[run.pk])).content.decode()
+    queue = editor_client.get(reverse("review:queue"), {"run": run.pk}).content.decode()
+    assert "1 with all their reviews" in board and "1 with all their reviews" in queue
+
+
+@pytest.mark.django_db
+def test_a_pair_settled_by_an_arbiter_offers_no_verdict_form(blind_world, editor, editor_client, arbiter):
+    run, ab, other, _ = blind_world
+    _judge(ab, editor, "merge-entry")
+    _judge(ab, other, "keep-both")
+    services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="settled")
+    page = editor_client.get(reverse("review:pair", args=[ab.pk])).content.decode()
+    assert 'id="arbitrated"' in page and 'id="judge-form"' not in page

@@ -65,3 +65,9 @@ def test_upload_follows_a_next_path_on_the_site(admin_client):
                                   "/review/pairs/{n}/", "/review/runs/{n}/dashboard/", "/uploads/{n}/status/"])
 def test_an_id_too_large_for_the_database_is_not_found(admin_client, path):
     assert admin_client.get(path.format(n="9" * 30)).status_code in (403, 404)  # admins do not review
+
+
+@pytest.mark.django_db
+def test_a_nul_character_in_a_parameter_is_refused_with_its_name(admin_client):
+    response = admin_client.get(reverse("screening:corpus_list"), {"q": "a\x00b"})
+    assert response.status_code == 400 and "'q' contains a NUL character" in response.content.decode()
