@@ -3,7 +3,8 @@ applies too). Roles cannot be escalated from inside:
 
 - only a superuser grants superuser or staff status, or the admin role;
 - nobody changes their own roles, groups or permissions (nor deactivates themselves);
-- an admin creates, deactivates and sets the role of editors and arbiters only, and sets their passwords.
+- an admin creates, deactivates and sets the role of editors and arbiters only, and sets their passwords;
+  a password chosen by someone else must be replaced by its owner before they can sign their judgements.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from dedup_site.models import PasswordChosenByOther
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
 
 REVIEWER_ROLES = {"editor": EDITORS, "arbiter": ARBITERS}  # what an admin may hand out
@@ -43,9 +45,19 @@ def may_manage(actor, user) -> bool:
         return True
     if not actor.has_perm("auth.change_user"):
         return False
-    groups = set(user.groups.values_list("name", flat=True))
-    return not (user.is_superuser or user.is_staff or user.user_permissions.exists()
+    groups = {group.name for group in user.groups.all()}  # .all(): served from a prefetch when there is one
+    return not (user.is_superuser or user.is_staff or list(user.user_permissions.all())
                 or groups - set(REVIEWER_ROLES.values()))
+
+
+def manageable(users, actor):
+    """The accounts of `users` (a queryset) that `actor` may manage, as a query (see may_manage)."""
+    if actor.is_superuser:
+        return users.exclude(pk=actor.pk)
+    if not actor.is_active or not actor.has_perm("auth.change_user"):
+        return users.none()
+    return (users.filter(is_superuser=False, is_staff=False, user_permissions__isnull=True)
+            .exclude(groups__in=Group.objects.exclude(name__in=REVIEWER_ROLES.values())).exclude(pk=actor.pk))
 
 
 def _check(actor, user) -> None:
@@ -61,6 +73,27 @@ def _group(actor, role: str) -> Group:
     if role not in grantable:
         raise AccountRefused(f"role {role!r} is not one you may give: {', '.join(sorted(grantable))}")
     return Group.objects.get(name=grantable[role])
+
+
+def password_chosen_by(*, user, actor) -> None:
+    """Note that `actor` chose the user's password (see PasswordChosenByOther)."""
+    PasswordChosenByOther.objects.update_or_create(user=user, defaults={"chosen_by": actor})
+
+
+def password_own_set(*, user, password: str) -> None:
+    """The user sets their own password: from now on their signature is theirs alone."""
+    try:
+        validate_password(password, user)
+    except ValidationError as error:
+        raise AccountRefused("password: " + " ".join(error.messages)) from None
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        PasswordChosenByOther.objects.filter(user=user).delete()
+
+
+def chosen_by_other(user) -> PasswordChosenByOther | None:
+    return PasswordChosenByOther.objects.select_related("chosen_by").filter(user=user).first()
 
 
 def reviewer_create(*, actor, username: str, password: str, role: str, full_name: str = ""):
@@ -84,6 +117,7 @@ def reviewer_create(*, actor, username: str, password: str, role: str, full_name
         user.set_password(password)
         user.save()
         user.groups.add(group)
+        password_chosen_by(user=user, actor=actor)
     return user
 
 
@@ -109,5 +143,7 @@ def reviewer_password_set(*, actor, user, password: str) -> None:
         validate_password(password, user)
     except ValidationError as error:
         raise AccountRefused("password: " + " ".join(error.messages)) from None
-    user.set_password(password)
-    user.save(update_fields=["password"])
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        password_chosen_by(user=user, actor=actor)

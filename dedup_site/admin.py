@@ -37,8 +37,8 @@ class RoleSafeUserAdmin(UserAdmin):
         users = super().get_queryset(request)
         if request.user.is_superuser:
             return users
-        managed = [u.pk for u in users.prefetch_related("groups") if accounts.may_manage(request.user, u)]
-        return users.filter(pk__in=[*managed, request.user.pk])
+        return users.filter(pk__in=accounts.manageable(users, request.user).values("pk")) | users.filter(
+            pk=request.user.pk)
 
     def get_readonly_fields(self, request, obj=None):
         locked = list(self.ALWAYS_LOCKED)
@@ -55,6 +55,12 @@ class RoleSafeUserAdmin(UserAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def user_change_password(self, request, id, form_url=""):
+        response = super().user_change_password(request, id, form_url)
+        if request.method == "POST" and response.status_code == 302 and str(request.user.pk) != str(id):
+            accounts.password_chosen_by(user=self.get_object(request, id), actor=request.user)
+        return response
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "groups" and not request.user.is_superuser:

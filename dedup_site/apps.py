@@ -3,9 +3,11 @@ from django.db import connections
 from django.db.models.signals import post_migrate
 
 
-def _guards_after_migrate(using="default", **_kwargs) -> None:
+def _guards_after_migrate(using="default", plan=None, **_kwargs) -> None:
     from dedup_site import guards
 
+    if plan and any(backwards for _, backwards in plan):
+        return  # unapplying migrations: their own reverse steps decide which triggers stay
     guards.sync(connections[using])
 
 

@@ -32,11 +32,15 @@ def id_param(request, name: str) -> int | None:
 
 
 def refuse_nul_parameters(get_response):
-    """Middleware: a NUL character in a query or form parameter is answered 400 with the parameter's name.
+    """Middleware: a NUL character in the address or in a query or form parameter is answered 400 (naming the
+    parameter).
     No text the product stores or searches may hold one (PostgreSQL refuses it), and no form needs it."""
     from django.http import HttpResponseBadRequest
 
     def middleware(request):
+        if "\x00" in request.path:
+            return HttpResponseBadRequest("Refused: the address contains a NUL character.",
+                                          content_type="text/plain; charset=utf-8")
         for source in (request.GET, request.POST) if request.method == "POST" else (request.GET,):
             for name, values in source.lists():
                 if "\x00" in name or any("\x00" in value for value in values):

@@ -113,9 +113,10 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # WAL lets pages read while a worker writes; IMMEDIATE avoids lock-upgrade deadlocks.
+    # WAL lets pages read while a worker writes; IMMEDIATE avoids lock-upgrade deadlocks; recursive triggers
+    # make INSERT OR REPLACE fire the guards' DELETE triggers (dedup_site.guards), so it cannot replace a row.
     DATABASES["default"]["OPTIONS"] = {
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA recursive_triggers=ON;",
         "transaction_mode": "IMMEDIATE",
         "timeout": 30,
     }

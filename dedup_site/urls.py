@@ -2,9 +2,12 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from dedup_site import users
+
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password/", users.password_change, name="password_change"),
     path("admin/", admin.site.urls),
     path("users/", include("dedup_site.users")),
     path("review/", include("review.urls")),

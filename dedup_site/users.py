@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, update_session_auth_hash
+from django.contrib.auth.forms import PasswordChangeForm
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts
 from dedup_site.messages import form_errors
@@ -88,6 +89,22 @@ def user_password(request, pk):
     return _change(request, pk, lambda u: accounts.reviewer_password_set(actor=request.user, user=u,
                                                                          password=password),
                    "New password set for {user}.")
+
+
+@require_http_methods(["GET", "POST"])
+def password_change(request):
+    """Anyone logged in sets their own password (and so may sign again if an admin had chosen it)."""
+    form = PasswordChangeForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            accounts.password_own_set(user=request.user, password=form.cleaned_data["new_password1"])
+        except accounts.AccountRefused as error:
+            messages.error(request, f"Not changed: {error}")
+        else:
+            update_session_auth_hash(request, request.user)
+            messages.success(request, "Your password is changed.")
+            return redirect("password_change")
+    return render(request, "users/password.html", {"form": form, "chosen": accounts.chosen_by_other(request.user)})
 
 
 app_name = "users"

@@ -142,12 +142,10 @@ class Skip(models.Model):
 
     pair = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="+")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    run_id = models.BigIntegerField()
     skipped_at = models.DateTimeField()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pair", "reviewer"], name="one_skip_per_reviewer")]
-        indexes = [models.Index(fields=["reviewer", "run_id", "skipped_at"])]
 
 
 class CurrentVerdict(models.Model):

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 
 from dedup_site.http import MAX_ID
@@ -29,7 +29,16 @@ from review.models import (
     Skip,
     Verdict,
 )
-from review.selectors import JUDGED, NEEDS_ARBITRATION, PENDING, REVIEWED, SETTLED, sees_all, shown_status
+from review.selectors import (
+    CLUSTER_FLAG,
+    JUDGED,
+    NEEDS_ARBITRATION,
+    PENDING,
+    REVIEWED,
+    SETTLED,
+    sees_all,
+    shown_status,
+)
 from screening.engine.cluster import components
 from screening.models import CandidatePair, ScreeningRun, status_label
 
@@ -90,18 +99,26 @@ def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str
     verdict, reason = _clean(verdict, reason, retained, list(Verdict))
     with transaction.atomic():
         pair = _locked_pair(pair.pk)
-        _refuse_if_arbitrated(pair, "a new judgement")
-        others = _holders(pair) - {reviewer.pk}
-        if reviewer.pk not in _judged_by(pair) and len(others) >= pair.run.reviews_required:
-            raise ReviewRefused(
-                f"pair {pair.pk} is held by the {pair.run.reviews_required} reviewer"
-                f"{'s' if pair.run.reviews_required > 1 else ''} it needs; press Review next for another pair")
+        if not took_part(pair, reviewer):
+            # Blind review: whoever has no part in the pair learns nothing of how it stands, only that it
+            # wants no more reviewers (the same words whether it is held, settled or disputed).
+            if pair.status not in (PENDING, JUDGED) or len(_holders(pair) - {reviewer.pk}) >= \
+                    pair.run.reviews_required:
+                raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
+        else:
+            _refuse_if_arbitrated(pair, "a new judgement")
+            others = _holders(pair) - {reviewer.pk}
+            if reviewer.pk not in _judged_by(pair) and len(others) >= pair.run.reviews_required:
+                raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
         judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
                                              retained=retained, related_source=(related_source or "").strip())
         _set_current(pair, reviewer, judgement)
         Lease.objects.filter(pair=pair, reviewer=reviewer).delete()  # done with it: the lease is released
         pair_refresh(pair)
     return judgement
+
+
+_FULL = "pair {pair} has the {k} reviewer(s) it needs; press Review next for another pair"
 
 
 def _judged_by(pair: CandidatePair) -> set[int]:
@@ -131,8 +148,13 @@ def judgement_undo(*, reviewer) -> Judgement | None:
 
 
 def took_part(pair: CandidatePair, user) -> bool:
-    """Whether the user judged the pair (any judgement, withdrawn or not): then they are part of its case."""
-    return Judgement.objects.filter(pair=pair, reviewer=user).exists()
+    """Whether the user judged the pair (any judgement, withdrawn or not): then they are part of its case. A
+    pair flagged by its cluster's contradiction is a case of the whole cluster: judging any of its pairs
+    counts."""
+    mine = Judgement.objects.filter(reviewer=user)
+    if pair.flag.startswith(CLUSTER_FLAG) and pair.cluster is not None:
+        return mine.filter(pair__run_id=pair.run_id, pair__cluster=pair.cluster).exists()
+    return mine.filter(pair=pair).exists()
 
 
 def self_arbitration_allowed(corpus_id: int) -> bool:
@@ -213,7 +235,7 @@ def cluster_check(run_id: int, cluster: int) -> list[int]:
         "pk", flat=True))
     CandidatePair.objects.filter(pk__in=unarbitrated).update(
         status=NEEDS_ARBITRATION, final_verdict="",
-        flag=f"contradicts cluster {cluster}: judged different, yet linked by pairs judged copies",
+        flag=f"{CLUSTER_FLAG} {cluster}: judged different, yet linked by pairs judged copies",
     )
     return unarbitrated
 
@@ -284,7 +306,7 @@ class QueueRow:
     final_verdict: str
     left: str  # doc_id
     right: str  # doc_id
-    mine: bool  # the reviewer asked about has a current verdict on it
+    mine: str  # the current verdict of the reviewer asked about, "" when they have none
 
     # Formatted here rather than by template filters: 50 rows of filters were a fifth of the page's CPU.
     @property
@@ -317,16 +339,17 @@ def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -
     corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
     pairs = CandidatePair.objects.filter(pk__in=ids)
     if reviewer is not None:
-        pairs = pairs.annotate(mine=Exists(CurrentVerdict.objects.filter(
-            pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN)))
+        pairs = pairs.annotate(mine=Subquery(CurrentVerdict.objects.filter(
+            pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN).values("verdict")[:1]))
     else:
-        pairs = pairs.annotate(mine=Value(False))
+        pairs = pairs.annotate(mine=Value(""))
     found = {}
     for values in pairs.values_list("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster",
                                     "revision_signals", "status", "final_verdict", "left__doc_id", "right__doc_id",
-                                    "mine"):
-        status, final = shown_status(values[7], values[8], mine=values[11], all_visible=all_visible)
-        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:])
+                                    "mine", "flag"):
+        mine = values[11] or ""
+        status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
+        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine)
     return [found[pk] for pk in ids]
 
 
@@ -372,6 +395,7 @@ def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
     with transaction.atomic():
         pair = CandidatePair.objects.select_for_update(of=("self",)).select_related("run").get(pk=pair_id)
         now = timezone.now()
+        Lease.objects.filter(pair=pair, expires_at__lte=now).delete()  # lapsed: nobody holds them any more
         if reviewer.pk in _judged_by(pair):
             return True  # their verdict already holds a place; no lease needed
         if pair.status not in (PENDING, JUDGED):
@@ -391,7 +415,7 @@ def pair_skip(*, pair: CandidatePair, reviewer) -> None:
     """Put the pair at the back of this reviewer's queue and let go of it."""
     with transaction.atomic():
         Skip.objects.update_or_create(pair=pair, reviewer=reviewer,
-                                      defaults={"run_id": pair.run_id, "skipped_at": timezone.now()})
+                                      defaults={"skipped_at": timezone.now()})
         lease_release(pair_id=pair.pk, reviewer=reviewer)
 
 
@@ -497,10 +521,17 @@ def dashboard(run: ScreeningRun, viewer=None) -> Dashboard:
     for reviewer_id, pair_id, verdict in CurrentVerdict.objects.filter(run_id=run.pk).exclude(
             verdict=WITHDRAWN).values_list("reviewer_id", "pair_id", "verdict"):
         current[reviewer_id][pair_id] = verdict
-    settled = CandidatePair.objects.filter(run=run, status=SETTLED)
-    if blind:
-        settled = settled.filter(pk__in=list(current[viewer.pk]))
-    finals = dict(settled.values_list("final_verdict").annotate(n=Count("id")))
+    if blind:  # the pairs they judged, each as it stands for them (see selectors.shown_status)
+        finals = Counter()
+        for pk, status, final, flag in CandidatePair.objects.filter(
+                pk__in=list(current[viewer.pk])).values_list("pk", "status", "final_verdict", "flag"):
+            status, final = shown_status(status, final, mine=current[viewer.pk][pk], all_visible=False, flag=flag)
+            if status == SETTLED:
+                finals[final] += 1
+        finals = dict(finals)
+    else:
+        finals = dict(CandidatePair.objects.filter(run=run, status=SETTLED).values_list("final_verdict")
+                      .annotate(n=Count("id")))
     records = Judgement.objects.filter(pair__run=run).exclude(verdict=WITHDRAWN)
     if blind:  # others' figures over the pairs the viewer judged too, as for agreement
         records = records.filter(pair_id__in=list(current[viewer.pk]))

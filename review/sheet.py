@@ -24,7 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from dedup_site.private_files import create_private
 
-FORMAT = "dedup-review-sheet-v1"
+FORMAT = "dedup-review-sheet-v2"  # v2: a row's record may also be "self-arbitration"; rows in time order
+READABLE_FORMATS = ("dedup-review-sheet-v1", FORMAT)  # the same columns and chain: both verify
 MEANING = ("The exporting site attests that this sheet holds every judgement and arbitration of the run that "
            "matched the selection at export time, as recorded; each reviewer's own signature is shown per row.")
 REVIEWER_MEANING = "I reviewed these pairs and these verdicts are mine."
@@ -159,8 +160,9 @@ def verify(data: bytes, manifest: dict, public_key: Ed25519PublicKey) -> Verdict
     except (InvalidSignature, ValueError):
         problems.append("the manifest's signature is not valid for this public key: the manifest was edited, or "
                         "signed by another key")
-    if manifest.get("format") != FORMAT:
-        problems.append(f"the manifest format is {manifest.get('format')!r}, expected {FORMAT!r}")
+    if manifest.get("format") not in READABLE_FORMATS:
+        problems.append(f"the manifest format is {manifest.get('format')!r}, expected one of "
+                        f"{', '.join(READABLE_FORMATS)}")
     digest = hashlib.sha256(data).hexdigest()
     if digest != manifest.get("csv_sha256"):
         first = data.split(b"\r\n", 2)

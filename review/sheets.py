@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from dedup_site import accounts
 from review import sheet
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.services import SETTLED, ReviewRefused
@@ -38,6 +39,11 @@ def signature_record(*, reviewer, password: str) -> ReviewerSignature:
     """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
     if not reviewer.check_password(password or ""):
         raise ReviewRefused("the password does not match your account; nothing was signed")
+    chosen = accounts.chosen_by_other(reviewer)
+    if chosen is not None:
+        raise ReviewRefused(f"your password was chosen by {chosen.chosen_by or 'an admin'} on "
+                            f"{chosen.chosen_at:%Y-%m-%d}; set your own password first (Password, at the top), "
+                            f"so that only you can sign as you")
     count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()
     if not count:
         raise ReviewRefused("you have no judgement to sign yet")
@@ -229,5 +235,8 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
 
 
 def sheet_export_fail(*, export_id: int, error: str) -> None:
-    SheetExport.objects.filter(pk=export_id).exclude(status=SheetExport.Status.COMPLETE).update(
+    # A failure already recorded (with its traceback, by the job) is kept; the failure callback that follows
+    # only records what a killed work-horse could not.
+    SheetExport.objects.filter(pk=export_id).exclude(
+        status__in=[SheetExport.Status.COMPLETE, SheetExport.Status.FAILED]).update(
         status=SheetExport.Status.FAILED, finished_at=timezone.now(), error=error[:5000])

@@ -6,12 +6,12 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef
-from django.http import FileResponse, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dedup_site import progress
+from dedup_site import accounts, progress
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
@@ -40,8 +40,9 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[services.Queue
         for name, errors in form.errors.items():
             messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
     data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
-    if pair is not None and "run" not in data:
+    if pair is not None and data.get("run") != pair.run_id:
         data["run"] = pair.run_id
+        data.pop("cluster", None)  # cluster numbers belong to a run
     flt = services.QueueFilter(**{k: v for k, v in data.items() if k in services.QueueFilter.__dataclass_fields__})
     carried = urlencode({k: data[k] for k in FILTER_KEYS if k in data})
     return flt, carried, form
@@ -94,8 +95,8 @@ def pair_review(request, pk):
     holding = services.lease_take(pair_id=pair.pk, reviewer=request.user)
     context = runs.pair_context(pair)
     all_visible = selectors.sees_all(request.user)
-    status, _ = selectors.shown_status(pair.status, pair.final_verdict, mine=current is not None,
-                                       all_visible=all_visible)
+    status, _ = selectors.shown_status(pair.status, pair.final_verdict, mine=current.verdict if current else "",
+                                       all_visible=all_visible, flag=pair.flag)
     context.update({
         "carried": carried, "current": current, "keys": KEYS, "status": status, "holding": holding,
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
@@ -246,6 +247,7 @@ def sign(request):
             return redirect("review:sign")
     return render(request, "review/sign.html", {
         "form": form, "meaning": sheet.REVIEWER_MEANING, "unsigned": sheets.unsigned_count(request.user),
+        "chosen": accounts.chosen_by_other(request.user),
         "signatures": ReviewerSignature.objects.filter(reviewer=request.user).order_by("-signed_at")[:20],
     })
 
@@ -283,6 +285,8 @@ def sheet_status(request, pk):
 @require_GET
 @permission_required(EXPORT)
 def sheet_download(request, pk, part):
+    if part not in ("csv", "manifest"):
+        raise Http404("a sheet export has a csv and a manifest")
     export = get_object_or_404(SheetExport, pk=pk, status=SheetExport.Status.COMPLETE)
     csv_path, manifest_path = sheets.export_paths(export)
     path = csv_path if part == "csv" else manifest_path

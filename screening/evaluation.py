@@ -277,10 +277,12 @@ def audit_create(*, run: ScreeningRun, user=None, threshold: float | None = None
     """Record an audit to be done by a worker (admins start it; it takes seconds to minutes)."""
     if run.status != ScreeningRun.Status.COMPLETE or not run.near:
         raise EvaluationRefused(f"run {run.pk} has no complete near pass to audit")
-    if run.audits.filter(status__in=[RunAudit.Status.QUEUED, RunAudit.Status.RUNNING]).exists():
-        raise EvaluationRefused(f"an audit of run {run.pk} is already under way")
-    threshold = runs.near_config_of(run).threshold if threshold is None else threshold
-    return RunAudit.objects.create(run=run, threshold=threshold, requested_by=user)
+    with transaction.atomic():
+        ScreeningRun.objects.select_for_update().filter(pk=run.pk).first()  # two quick clicks: one audit
+        if run.audits.filter(status__in=[RunAudit.Status.QUEUED, RunAudit.Status.RUNNING]).exists():
+            raise EvaluationRefused(f"an audit of run {run.pk} is already under way")
+        threshold = runs.near_config_of(run).threshold if threshold is None else threshold
+        return RunAudit.objects.create(run=run, threshold=threshold, requested_by=user)
 
 
 def audit_enqueue(*, audit: RunAudit) -> RunAudit:
@@ -302,7 +304,8 @@ def audit_execute(*, audit: RunAudit, on_progress: Callable[[float], None] | Non
 
 
 def audit_fail(*, audit_id: int, error: str) -> None:
-    RunAudit.objects.filter(pk=audit_id).exclude(status=RunAudit.Status.COMPLETE).update(
+    # A failure already recorded (with its traceback, by the job) is kept.
+    RunAudit.objects.filter(pk=audit_id).exclude(status__in=[RunAudit.Status.COMPLETE, RunAudit.Status.FAILED]).update(
         status=RunAudit.Status.FAILED, finished_at=timezone.now(), error=error[:5000])
 
 

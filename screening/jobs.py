@@ -185,6 +185,7 @@ def verify_chunk_job(run_id: int, number: int, pairs: list[list[int]]) -> int:
     from screening.models import ScreeningRun
 
     run = ScreeningRun.objects.get(pk=run_id)
+    runs.verification_key_check(run)
     connection = get_current_job().connection
     template = np.frombuffer(connection.get(_key(run_id, "template")) or b"", dtype="<u8")
     found, below_floor = near.verify_chunk([tuple(p) for p in pairs], template, runs.near_config_of(run),

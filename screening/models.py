@@ -307,7 +307,8 @@ class IndexCandidate(models.Model):
 
 class RunAudit(BackgroundWork, models.Model):
     """An all-pairs audit of a run (exact Jaccard over every pair of its representatives, or a stated
-    sample): started by an admin, done by a worker, its result kept with the run's evaluation."""
+    sample): started by an admin, done by a worker, its result kept with the run's evaluation. Never
+    deleted, and fixed once complete (guard: screening 0010)."""
 
     Status = JobStatus
 
@@ -328,7 +329,8 @@ class RunAudit(BackgroundWork, models.Model):
 
 class LabelSet(models.Model):
     """Labelled pairs of a corpus (1 = a copy that should go to merge review, 0 = not), from an uploaded
-    CSV or from the settled verdicts of a run."""
+    CSV or from the settled verdicts of a run. Label sets and their labels are never deleted or changed
+    (guard: screening 0010): an evaluation can always be repeated."""
 
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="label_sets")
     name = models.CharField(max_length=100)
@@ -364,6 +366,9 @@ class Label(models.Model):
 
 DB_GUARDS = [
     Guard("screening_sourcefile", rule="never deleted or changed", frozen=("sha256", "size")),
+    Guard("screening_labelset", rule="never deleted or changed"),
+    Guard("screening_label", rule="never deleted or changed"),
+    Guard("screening_runaudit", rule="fixed once complete", frozen_when="OLD.status = 'complete'"),
     Guard("screening_document", rule="never deleted or changed", frozen=(
         "corpus_id", "upload_id", "doc_id", "source_id", "version", "language", "title", "body", "collected_at",
         "member_path", "place")),

@@ -29,6 +29,7 @@ from screening.models import (
     ScreeningRun,
     Upload,
 )
+from screening.near import verify_key
 
 Progress = Callable[[float, str], None]  # (fraction of the stage done, stage name)
 STAGES = {"exact": 0.15, "sign": 0.5, "band": 0.1, "verify": 0.2, "publish": 0.05}  # share of a run's time
@@ -69,6 +70,7 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
             config["near"] = (near_config or NearConfig()).resolved().as_dict()
         except ValueError as error:
             raise RunRefused(str(error)) from error
+        config["verification_key"] = verify_key().fingerprint
     uploads = (
         Upload.objects.filter(corpus=corpus, status=Upload.Status.COMPLETE)
         .select_related("source").order_by("pk")
@@ -200,6 +202,16 @@ def run_mark_running(*, run: ScreeningRun) -> None:
                                                   error="")
 
 
+def verification_key_check(run: ScreeningRun) -> None:
+    """Every process that verifies a run's pairs must hash with the key the run was started with (the same
+    DJANGO_SECRET_KEY): with another, scores and template shingles would silently disagree."""
+    expected = run.config.get("verification_key")
+    if expected and expected != verify_key().fingerprint:
+        raise RunRefused(f"run {run.pk} was started with verification key {expected}, but this worker's is "
+                         f"{verify_key().fingerprint}: give every web and worker process the same "
+                         f"DJANGO_SECRET_KEY")
+
+
 def near_config_of(run: ScreeningRun) -> NearConfig:
     return NearConfig(**run.config["near"])
 
@@ -241,6 +253,7 @@ def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None, split
 
     if run.status == ScreeningRun.Status.COMPLETE:
         return run  # a retried job must not publish twice
+    verification_key_check(run)
     if verified is None:
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.RUNNING, started_at=timezone.now(), error="", attempts=F("attempts") + 1

@@ -17,7 +17,7 @@ from review.selectors import BLIND_STATUSES
 from screening import evaluation, runs
 from screening.models import CandidatePair, Corpus
 from tests.seeds import SEED001
-from tests.test_permissions import TABLE, url_names
+from tests.test_permissions import TABLE
 
 CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
 EDITOR_GETS = sorted(n for n, (method, who) in TABLE.items()
@@ -46,19 +46,25 @@ def _urls(run, pair) -> list[str]:
     return urls
 
 
-def _pages(client, urls) -> dict[str, tuple[int, bytes]]:
+def _pages(client, urls, judge: CandidatePair | None = None) -> dict[str, tuple[int, bytes]]:
     pages = {}
     for url in urls:
         response = client.get(url)
         pages[url] = (response.status_code, CSRF.sub(b"", response.content), response.get("Location", ""))
+    if judge is not None:
+        # The editor tries to judge the pair too: what the answer says must not depend on others' verdicts.
+        response = client.post(reverse("review:judge", args=[judge.pk]),
+                               {"verdict": "keep-both", "reason": "mine", "retained": "both"})
+        said = client.get(reverse("screening:corpus_list"))  # a page that only shows the message
+        pages["POST judge"] = (response.status_code, CSRF.sub(b"", said.content), response.get("Location", ""))
     return pages
 
 
-def _scenario(client, urls, actions) -> dict:
+def _scenario(client, urls, actions, judge: CandidatePair | None = None) -> dict:
     point = transaction.savepoint_create()
     try:
         actions()
-        return _pages(client, urls)
+        return _pages(client, urls, judge)
     finally:
         transaction.savepoint_rollback(point)
 
@@ -92,7 +98,7 @@ def test_every_editor_page_is_the_same_whatever_two_other_reviewers_chose(blind_
     choices = [("keep-both", "keep-both"), ("keep-both", "merge-entry"), ("merge-entry", "merge-entry"),
                ("arbitration", "merge-entry")]
     _assert_same({f"{a}/{b}": _scenario(editor_client, urls,
-                                        lambda a=a, b=b: (_judge(ab, other, a), _judge(ab, third, b)))
+                                        lambda a=a, b=b: (_judge(ab, other, a), _judge(ab, third, b)), judge=ab)
                   for a, b in choices})
 
 
@@ -106,7 +112,11 @@ def test_every_editor_page_is_the_same_whatever_the_arbiter_decided(blind_world,
         _judge(ab, third, "merge-entry")
         services.arbitration_record(pair=ab, arbiter=arbiter, verdict=verdict, reason=f"secret reason {verdict}")
 
-    _assert_same({v: _scenario(editor_client, urls, lambda v=v: settle(v)) for v in ("keep-both", "merge-entry")})
+    scenarios = {v: _scenario(editor_client, urls, lambda v=v: settle(v), judge=ab)
+                 for v in ("keep-both", "merge-entry")}
+    scenarios["two disagree, no arbitration yet"] = _scenario(
+        editor_client, urls, lambda: (_judge(ab, other, "keep-both"), _judge(ab, third, "merge-entry")), judge=ab)
+    _assert_same(scenarios)
 
 
 @pytest.mark.django_db
@@ -153,9 +163,16 @@ def test_an_editor_cannot_filter_by_what_others_decided():
     assert QueueFilterForm({"status": "needs_arbitration"}).is_valid()
 
 
-def test_the_walk_covers_every_page_an_editor_may_open():
-    assert set(EDITOR_GETS) <= set(url_names())
-    assert "review:dashboard" in EDITOR_GETS and "review:queue" in EDITOR_GETS
+@pytest.mark.django_db
+def test_the_walk_covers_every_page_an_editor_may_open(blind_world):
+    from django.urls import resolve
+
+    run, ab, _, _ = blind_world
+    walked = {resolve(url.split("?")[0]).view_name for url in _urls(run, ab)}
+    # Every GET page and JSON endpoint the permission table opens to editors (which itself covers every
+    # URL of the site) is walked; "next" hands out a pair and is covered by the lease tests.
+    assert walked == set(EDITOR_GETS) - {"review:next"}
+    assert {"screening:run_status", "screening:upload_status", "review:dashboard"} <= walked
 
 
 @pytest.mark.django_db
@@ -176,3 +193,28 @@ def test_a_pair_settled_by_an_arbiter_offers_no_verdict_form(blind_world, editor
     services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="settled")
     page = editor_client.get(reverse("review:pair", args=[ab.pk])).content.decode()
     assert 'id="arbitrated"' in page and 'id="judge-form"' not in page
+
+
+@pytest.mark.django_db
+def test_my_settled_pair_does_not_show_what_others_decided_in_its_cluster(import_records, editor, editor2,
+                                                                          editor_client):
+    """Others' verdicts on the other pairs of my pair's cluster can send my pair back to arbitration (A=B, B=C,
+    yet I judged A≠C): to me it still shows as settled, as I judged it."""
+    import_records("zh", SEED001)
+    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True))
+    ab, ac, bc = (CandidatePair.objects.get(run=run, left__doc_id=x, right__doc_id=y)
+                  for x, y in (("A", "B"), ("A", "C"), ("B", "C")))
+    assert ab.cluster == ac.cluster == bc.cluster is not None
+    services.judgement_record(pair=ac, reviewer=editor, verdict="keep-both", reason="mine")
+    urls = _urls(run, ac)
+
+    def others(verdict):
+        _judge(ab, editor2, verdict)
+        _judge(bc, editor2, verdict)
+
+    contradicted = _scenario(editor_client, urls, lambda: others("merge-entry"))
+    plain = _scenario(editor_client, urls, lambda: others("keep-both"))
+    _assert_same({"A=B=C": contradicted, "A≠B≠C": plain})
+    others("merge-entry")
+    ac.refresh_from_db()
+    assert ac.status == "needs_arbitration"  # the record itself says so; arbiters and admins see it

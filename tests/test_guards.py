@@ -9,7 +9,7 @@ from django.db import DatabaseError, connection, transaction
 from dedup_site import guards
 from review import services, sheets
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
-from screening import runs
+from screening import evaluation, runs
 from screening.models import CandidatePair, Corpus, Document, SourceFile
 from tests.seeds import SEED001
 
@@ -23,8 +23,11 @@ def records(import_records, editor, arbiter):
     arbitration = services.arbitration_record(pair=pair, arbiter=arbiter, verdict="keep-both", reason="differ")
     signature = sheets.signature_record(reviewer=editor, password="correct horse battery")
     export = sheets.sheet_export_build(export=sheets.sheet_export_create(run=run))
+    label_set = evaluation.labelset_from_verdicts(run=run, user=arbiter)
+    audit = evaluation.audit_execute(audit=evaluation.audit_create(run=run))
     return {"judgement": judgement, "arbitration": arbitration, "signature": signature, "export": export,
-            "document": Document.objects.first(), "source": SourceFile.objects.first()}
+            "document": Document.objects.first(), "source": SourceFile.objects.first(), "label_set": label_set,
+            "label": label_set.labels.first(), "audit": audit}
 
 
 def _refused(sql: str, params: list) -> bool:
@@ -44,6 +47,9 @@ CHANGES = {
     "export": ("review_sheetexport", "row_count = 0"),
     "document": ("screening_document", "body = 'rewritten'"),
     "source": ("screening_sourcefile", "sha256 = 'f00'"),
+    "label_set": ("screening_labelset", "name = 'renamed'"),
+    "label": ("screening_label", "label = 1 - label"),
+    "audit": ("screening_runaudit", "threshold = 0.1"),
 }
 
 
@@ -87,3 +93,16 @@ def test_every_declared_guard_is_installed_after_migrate():
     names = guards.installed(connection)
     for guard in guards.registered():
         assert {f"{guard.table}_guard_delete", f"{guard.table}_guard_update"} <= names, guard.table
+
+
+@pytest.mark.django_db
+def test_insert_or_replace_cannot_swap_a_judgement_on_sqlite(records):
+    if connection.vendor != "sqlite":
+        pytest.skip("INSERT OR REPLACE is SQLite's")
+    j = records["judgement"]
+    assert _refused(
+        "INSERT OR REPLACE INTO review_judgement (id, pair_id, reviewer_id, verdict, reason, retained, "
+        "related_source, created_at) VALUES (%s, %s, %s, 'keep-both', 'forged', 'both', '', %s)",
+        [j.pk, j.pair_id, j.reviewer_id, j.created_at.isoformat()])
+    j.refresh_from_db()
+    assert (j.verdict, j.reason) == ("arbitration", "unsure")

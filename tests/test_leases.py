@@ -85,7 +85,7 @@ def test_a_pair_held_by_its_reviewers_is_not_handed_to_a_third(import_records, d
     first, second = services.next_pair(flt, a), services.next_pair(flt, b)
     assert first == second
     assert services.next_pair(flt, c) is None
-    with pytest.raises(services.ReviewRefused, match="held by the 2 reviewers"):
+    with pytest.raises(services.ReviewRefused, match=r"has the 2 reviewer\(s\) it needs"):
         services.judgement_record(pair=first, reviewer=c, verdict="keep-both", reason="late")
 
 
@@ -173,3 +173,13 @@ def test_opening_a_full_pair_says_it_cannot_be_judged(import_records, django_use
     held = services.next_pair(services.QueueFilter(run=run.pk), other)
     page = editor_client.get(reverse("review:pair", args=[held.pk])).content.decode()
     assert 'id="not-held"' in page
+
+
+@pytest.mark.django_db
+def test_save_and_next_follows_the_pair_whatever_run_the_filters_named(import_records, editor, editor_client):
+    first_run = exact_pairs_run(import_records, pairs=2, corpus="one")
+    second_run = exact_pairs_run(import_records, pairs=2, corpus="two")
+    pair = second_run.pairs.order_by("pk").first()
+    url = f"{reverse('review:judge', args=[pair.pk])}?run={first_run.pk}&cluster=1"
+    response = editor_client.post(url, {"verdict": "merge-entry", "reason": "copy", "retained": "both"})
+    assert f"run={second_run.pk}" in response.url and "cluster" not in response.url

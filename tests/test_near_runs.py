@@ -266,3 +266,18 @@ def test_crafted_colliding_words_get_their_true_jaccard_in_a_run(import_records)
     pair = CandidatePair.objects.get(run=run)
     assert pair.minhash_estimate == 1.0  # the public signing hash collides: LSH proposes the pair
     assert pair.jaccard == pytest.approx(3 / 5)  # the keyed verification does not
+
+
+@pytest.mark.django_db
+def test_a_worker_with_another_secret_key_refuses_to_verify_the_run(import_records, settings):
+    from screening import near
+
+    import_records("zh", SEED001)
+    run = runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True)
+    settings.SECRET_KEY = "another installation's secret key, not the one the run was started with"
+    near.verify_key.cache_clear()
+    try:
+        with pytest.raises(runs.RunRefused, match="give every web and worker process the same DJANGO_SECRET_KEY"):
+            runs.run_execute(run=run)
+    finally:
+        near.verify_key.cache_clear()

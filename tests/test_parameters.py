@@ -71,3 +71,9 @@ def test_an_id_too_large_for_the_database_is_not_found(admin_client, path):
 def test_a_nul_character_in_a_parameter_is_refused_with_its_name(admin_client):
     response = admin_client.get(reverse("screening:corpus_list"), {"q": "a\x00b"})
     assert response.status_code == 400 and "'q' contains a NUL character" in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/corpora/a%00b/", "/corpora/a%00b/labels/", "/review/corpora/a%00b/settings/"])
+def test_a_nul_character_in_the_address_is_refused(admin_client, path):
+    assert admin_client.get(path).status_code == 400

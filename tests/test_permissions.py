@@ -18,6 +18,7 @@ REVIEWERS = {"editor", "arbiter"}
 TABLE = {
     "login": ("GET", "public"),
     "logout": ("POST", "public"),
+    "password_change": ("GET", ANYONE_LOGGED_IN),
     "screening:corpus_list": ("GET", ANYONE_LOGGED_IN),
     "screening:corpus_detail": ("GET", ANYONE_LOGGED_IN),
     "screening:upload_create": ("POST", {"admin"}),

@@ -43,6 +43,8 @@ def test_upgrading_from_the_previous_release_keeps_every_row_and_guards_it():
     call_command("migrate", "review", "0005", verbosity=0)
     call_command("migrate", "screening", "0007", verbosity=0)
     try:
+        # Going back removed the guards of the migrations undone (migrate does not put them back then).
+        assert not {n for n in guards.installed(connection) if n.startswith("review_judgement_guard")}
         old = _fill_previous_release()
     finally:
         call_command("migrate", verbosity=0)

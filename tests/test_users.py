@@ -140,3 +140,37 @@ def test_an_admin_cannot_deactivate_themselves(admin_client, admin_user):
     response = admin_client.post(reverse("users:active", args=[admin_user.pk]), {"active": "0"}, follow=True)
     admin_user.refresh_from_db()
     assert admin_user.is_active and "your own" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_reviewer_whose_password_an_admin_chose_must_set_their_own_before_signing(admin_user, editor, client):
+    from review import services, sheets
+
+    accounts.reviewer_password_set(actor=admin_user, user=editor, password="chosen by the admin 1")
+    client.force_login(editor)  # the new password ended the old session
+    assert "chosen-by-other" in client.get(reverse("review:sign")).content.decode()
+    with pytest.raises(services.ReviewRefused, match="chosen by alice-admin"):
+        sheets.signature_record(reviewer=editor, password="chosen by the admin 1")
+    response = client.post(reverse("password_change"), {
+        "old_password": "chosen by the admin 1", "new_password1": "my very own phrase 4",
+        "new_password2": "my very own phrase 4"})
+    assert response.status_code == 302 and accounts.chosen_by_other(editor) is None
+    assert "chosen-by-other" not in client.get(reverse("review:sign")).content.decode()  # still logged in
+    editor.refresh_from_db()
+    with pytest.raises(services.ReviewRefused, match="no judgement to sign"):  # the next rule, not this one
+        sheets.signature_record(reviewer=editor, password="my very own phrase 4")
+
+
+@pytest.mark.django_db
+def test_an_account_created_by_an_admin_starts_with_a_password_to_replace(admin_user):
+    nina = accounts.reviewer_create(actor=admin_user, username="nina", password="a long passphrase 7",
+                                    role="editor")
+    assert accounts.chosen_by_other(nina).chosen_by == admin_user
+
+
+@pytest.mark.django_db
+def test_a_password_set_in_django_admin_by_someone_else_is_marked(staff_client, editor):
+    response = staff_client.post(reverse("admin:auth_user_password_change", args=[editor.pk]), {
+        "password1": "set in the admin 5", "password2": "set in the admin 5", "usable_password": "true"})
+    assert response.status_code == 302
+    assert accounts.chosen_by_other(editor) is not None

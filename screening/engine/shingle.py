@@ -96,6 +96,11 @@ class VerifyKey:
     base: int
     mask: int
 
+    @property
+    def fingerprint(self) -> str:
+        """Names the key without revealing it: runs record it, and workers with another key refuse the run."""
+        return hashlib.sha256(f"{self.base}:{self.mask}".encode()).hexdigest()[:16]
+
     @classmethod
     def derive(cls, secret: bytes) -> VerifyKey:
         digest = hmac.new(secret, b"dedup shingle verification hash v1", hashlib.sha256).digest()

@@ -47,8 +47,17 @@
   // the page is left without a decision (saving or skipping releases it on the server).
   const lease = document.getElementById("lease-form");
   if (lease) {
-    const renew = function () { fetch(lease.action, {method: "POST", body: new FormData(lease)}); };
-    setInterval(renew, 1000 * Number(lease.dataset.renewSeconds || 200));
+    // Renewed only while someone is at the page: a tab left open and untouched lets its pair go in time.
+    const every = 1000 * Number(lease.dataset.renewSeconds || 200);
+    let lastActivity = Date.now();
+    ["keydown", "pointerdown", "pointermove", "scroll", "wheel"].forEach(function (name) {
+      document.addEventListener(name, function () { lastActivity = Date.now(); }, {passive: true});
+    });
+    const renew = function () {
+      if (document.visibilityState !== "visible" || Date.now() - lastActivity > 2 * every) return;
+      fetch(lease.action, {method: "POST", body: new FormData(lease)});
+    };
+    setInterval(renew, every);
     document.querySelectorAll("form").forEach(function (f) {
       f.addEventListener("submit", function () { leaving = true; });
     });
