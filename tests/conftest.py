@@ -51,10 +51,12 @@ def _flush_lifts_the_guards():
 
 @pytest.fixture
 def queue():
-    """The real queue on a real Redis server, emptied before the test."""
+    """The real queue on a real Redis server, with the whole test database emptied before the test: jobs
+    left queued, deferred or failed by an earlier test (or an earlier, interrupted session on the same
+    server) must not run in this one."""
     ensure_redis()
     q = get_queue()
-    q.empty()
+    q.connection.flushdb()
     return q
 
 
