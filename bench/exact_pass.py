@@ -68,10 +68,10 @@ def in_child(fn, *args):
 
 
 def stage_import(path: str) -> int:
-    from screening import services
+    from screening.ingest import uploads
 
-    upload = services.upload_create_from_path(corpus_name="bench", path=Path(path), language="en")
-    upload = services.upload_process(upload=upload)
+    upload = uploads.upload_create_from_path(corpus_name="bench", path=Path(path), language="en")
+    upload = uploads.upload_process(upload=upload)
     assert upload.status == "complete", upload.problems[:5]
     return upload.document_count
 

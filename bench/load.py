@@ -87,9 +87,9 @@ def setup(n_pairs: int, editors: int) -> int:
     from screening.models import CandidatePair
 
     CandidatePair.objects.filter(run_id=run_id).update(status="pending")
-    from screening import runs
+    from screening.runs import publish
 
-    runs.refresh_statistics()
+    publish.refresh_statistics()
     return run_id
 
 

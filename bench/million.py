@@ -74,11 +74,11 @@ def head(path: Path, target: Path, n: int) -> None:
 
 
 def do_import(corpus: str, paths: list[str]) -> int:
-    from screening import services
+    from screening.ingest import uploads
 
     count = 0
     for path in paths:
-        upload = services.upload_process(upload=services.upload_create_from_path(corpus_name=corpus,
+        upload = uploads.upload_process(upload=uploads.upload_create_from_path(corpus_name=corpus,
                                                                                  path=Path(path)))
         assert upload.status == "complete", upload.problems[:3]
         count += upload.document_count

@@ -90,12 +90,12 @@ def plain_path(texts: list[str]) -> int:
 def fast_path(texts: list[str]) -> int:
     import numpy as np
 
-    from screening.engine import fast, lsh, near
+    from screening.engine import fast, lsh, minhash
     from screening.engine.normalize import get_policy
     from screening.engine.shingle import ShingleSpec
 
     policy, spec = get_policy("nfkc-casefold-alnum-v1"), ShingleSpec("char", 5)
-    perms = near.permutations(128, 1)
+    perms = minhash.permutations(128, 1)
     bands, rows = lsh.choose_bands(128, THRESHOLD)
     hashes = [fast.shingle_hashes(t, policy, spec) for t in texts]
     signatures = np.vstack([fast.signature(h, perms) for h in hashes])
@@ -112,8 +112,9 @@ def service_path(texts: list[str]) -> int:
     from django.core.management import call_command
     from django.db import connections
 
-    from screening import runs, services
-    from screening.engine.near import NearConfig
+    from screening import runs
+    from screening.engine.minhash import NearConfig
+    from screening.ingest import uploads
     from screening.models import Corpus
 
     call_command("migrate", verbosity=0)
@@ -121,7 +122,7 @@ def service_path(texts: list[str]) -> int:
     with open(path, "w", encoding="utf-8") as out:
         for i, t in enumerate(texts):
             out.write(json.dumps({"doc_id": f"d{i:06}", "language": "en", "body": t}) + "\n")
-    services.upload_process(upload=services.upload_create_from_path(corpus_name="bench", path=path))
+    uploads.upload_process(upload=uploads.upload_create_from_path(corpus_name="bench", path=path))
     connections.close_all()
     start = time.perf_counter()
     run = runs.run_create(corpus=Corpus.objects.get(name="bench"), exact=True, near=True, near_config=NearConfig())

@@ -30,8 +30,9 @@ def fill(n_pairs: int, n_docs: int = 3000, families: bool = False) -> int:
     highlight what a real near-duplicate has (n_docs must then allow 4.5 pairs per document)."""
     from django.db import transaction
 
-    from screening import runs, services
+    from screening.ingest import uploads
     from screening.models import CandidatePair, Corpus, Document, ScreeningRun
+    from screening.runs import publish
 
     if families:
         from bench.near_pass import edited_copy, make_vocabulary, new_text
@@ -47,8 +48,8 @@ def fill(n_pairs: int, n_docs: int = 3000, families: bool = False) -> int:
         bodies = [f"Document {i}: the sensor reads {i % 97} volts and logs it daily. " for i in range(n_docs)]
     data = "".join(json.dumps({"doc_id": f"d{i:05}", "language": "en", "body": body}) + "\n"
                    for i, body in enumerate(bodies[:n_docs])).encode()
-    upload = services.upload_create(corpus_name="bench", chunks=[data], size=len(data), original_name="b.jsonl")
-    services.upload_process(upload=upload)
+    upload = uploads.upload_create(corpus_name="bench", chunks=[data], size=len(data), original_name="b.jsonl")
+    uploads.upload_process(upload=upload)
     corpus = Corpus.objects.get(name="bench")
     run = ScreeningRun.objects.create(corpus=corpus, exact=False, near=True, status="complete", contract="x",
                                       program_version="bench", config={"near": {"shingle": "char:5"}},
@@ -77,7 +78,7 @@ def fill(n_pairs: int, n_docs: int = 3000, families: bool = False) -> int:
                 CandidatePair.objects.bulk_create(batch)
                 batch = []
         CandidatePair.objects.bulk_create(batch)
-    runs.refresh_statistics()  # as a run does when it publishes
+    publish.refresh_statistics()  # as a run does when it publishes
     print(f"filled {n_pairs:,} pairs in {time.perf_counter() - start:.0f} s")
     return run.pk
 

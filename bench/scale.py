@@ -39,7 +39,8 @@ def main() -> None:
 
     from bench.near_pass import generate
     from dedup_site.queues import ensure_redis
-    from screening import runs, services
+    from screening import runs
+    from screening.ingest import uploads
     from screening.models import Corpus, ScreeningRun
 
     call_command("migrate", verbosity=0)
@@ -54,7 +55,7 @@ def main() -> None:
     results = {}
     for workers in (1, 2):
         start = time.perf_counter()
-        upload = services.upload_process(upload=services.upload_create_from_path(
+        upload = uploads.upload_process(upload=uploads.upload_create_from_path(
             corpus_name=f"w{workers}", path=path))
         imported = time.perf_counter() - start
         connections.close_all()

@@ -214,7 +214,10 @@ RQ_SHOW_ADMIN_LINK = False
 DEDUP_SIGN_CHUNK = env_int("DEDUP_SIGN_CHUNK", 5000)
 # A run with more LSH candidates than this verifies them in chunk jobs of this many pairs.
 DEDUP_VERIFY_CHUNK = env_int("DEDUP_VERIFY_CHUNK", 2000)
-RQ = {"WORKER_CLASS": "dedup_site.worker.DedupWorker"}
+RQ = {"WORKER_CLASS": "dedup_site.rq_worker.DedupWorker"}
+# What a worker loads before it forks work-horses: the job modules, and the compiled kernels (warmed up).
+DEDUP_WORKER_PRELOAD = ["screening.jobs", "review.jobs", "screening.runs.near"]
+DEDUP_WORKER_WARM = ["screening.engine.fast.warm"]
 
 # Ingest limits (bytes unless stated), counted while streaming, never from declared sizes.
 DEDUP_LIMITS = {

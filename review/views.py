@@ -11,11 +11,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dedup_site import accounts, progress
+from dedup_site import accounts, background
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
-from review import selectors, services, sheet, sheets
+from review import selectors, services
 from review.forms import (
     KEYS,
     ArbitrationForm,
@@ -26,6 +26,7 @@ from review.forms import (
     SignForm,
 )
 from review.models import WITHDRAWN, CurrentVerdict, Judgement, ReviewerSignature, ReviewPolicy, SheetExport
+from review.sheets import sheet_exports, signing
 from screening import runs
 from screening.models import CandidatePair, Corpus, ScreeningRun, status_label
 
@@ -238,15 +239,15 @@ def sign(request):
     form = SignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            signature = sheets.signature_record(reviewer=request.user, password=form.cleaned_data["password"])
+            signature = sheet_exports.signature_record(reviewer=request.user, password=form.cleaned_data["password"])
         except services.ReviewRefused as error:
             messages.error(request, str(error))
         else:
             messages.success(request, f"Signed {signature.records} judgements as {signature.full_name} at "
-                                      f"{sheets.iso(signature.signed_at)}.")
+                                      f"{sheet_exports.iso(signature.signed_at)}.")
             return redirect("review:sign")
     return render(request, "review/sign.html", {
-        "form": form, "meaning": sheet.REVIEWER_MEANING, "unsigned": sheets.unsigned_count(request.user),
+        "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": sheet_exports.unsigned_count(request.user),
         "chosen": accounts.chosen_by_other(request.user),
         "signatures": ReviewerSignature.objects.filter(reviewer=request.user).order_by("-signed_at")[:20],
     })
@@ -261,12 +262,12 @@ def sheet_start(request, run_id):
         form_errors(request, form, "Not exported: ")
         return redirect(run)
     try:
-        export = sheets.sheet_export_create(run=run, user=request.user, selection=sheets.Selection(**form.cleaned_data))
-        sheets.sheet_export_enqueue(export=export)
+        selection = sheet_exports.Selection(**form.cleaned_data)
+        export = sheet_exports.sheet_export_create(run=run, user=request.user, selection=selection)
+        sheet_exports.sheet_export_enqueue(export=export)
     except services.ReviewRefused as error:
         messages.error(request, str(error))
-    except QueueUnavailable as error:
-        sheets.sheet_export_fail(export_id=export.pk, error=str(error))
+    except QueueUnavailable:
         messages.error(request, "The export could not be queued: the job queue is not reachable.")
     else:
         messages.success(request, f"Sheet export {export.pk} is queued; it appears below when ready.")
@@ -276,10 +277,7 @@ def sheet_start(request, run_id):
 @require_GET
 @permission_required(EXPORT)
 def sheet_status(request, pk):
-    export = get_object_or_404(SheetExport, pk=pk)
-    state = (progress.read("sheet", export.pk) or {}) if export.is_active else {}
-    return JsonResponse({"status": export.status, "active": export.is_active,
-                         "fraction": 1.0 if not export.is_active else state.get("fraction", 0.0)})
+    return JsonResponse(background.status(get_object_or_404(SheetExport, pk=pk), "sheet"))
 
 
 @require_GET
@@ -288,7 +286,7 @@ def sheet_download(request, pk, part):
     if part not in ("csv", "manifest"):
         raise Http404("a sheet export has a csv and a manifest")
     export = get_object_or_404(SheetExport, pk=pk, status=SheetExport.Status.COMPLETE)
-    csv_path, manifest_path = sheets.export_paths(export)
+    csv_path, manifest_path = sheet_exports.export_paths(export)
     path = csv_path if part == "csv" else manifest_path
     content_type = "text/csv; charset=utf-8" if part == "csv" else "application/json"
     return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type=content_type)  # noqa: SIM115
@@ -296,10 +294,10 @@ def sheet_download(request, pk, part):
 
 @require_GET
 def signing_key(request):
-    key = sheets.site_key()
+    key = sheet_exports.site_key()
     if request.GET.get("download"):
-        response = HttpResponse(sheet.public_pem(key), content_type="application/x-pem-file")
+        response = HttpResponse(signing.public_pem(key), content_type="application/x-pem-file")
         response["Content-Disposition"] = 'attachment; filename="dedup-review-signing-key.pub.pem"'
         return response
     return render(request, "review/signing_key.html", {
-        "pem": sheet.public_pem(key).decode(), "fingerprint": sheet.fingerprint(key)})
+        "pem": signing.public_pem(key).decode(), "fingerprint": signing.fingerprint(key)})

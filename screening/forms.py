@@ -1,6 +1,6 @@
 from django import forms
 
-from screening.engine.near import NearConfig
+from screening.engine.minhash import NearConfig
 from screening.engine.normalize import DEFAULT_POLICY, POLICIES
 from screening.engine.shingle import ShingleSpec
 

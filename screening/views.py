@@ -11,15 +11,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dedup_site import progress
+from dedup_site import background, progress
 from dedup_site.http import id_param, safe_next
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import START_RUN, UPLOAD, permission_required, sees_all_verdicts
-from screening import charts, evaluation, runs, services
+from screening import charts, evaluation, runs
 from screening.engine import shingle
 from screening.engine.normalize import get_policy
 from screening.forms import LabelsForm, PolicyPreviewForm, RunForm, UploadForm
+from screening.ingest import uploads
 from screening.models import CandidatePair, Corpus, Document, ExactGroupMember, RunAudit, ScreeningRun, Upload
 
 DOCS_PER_PAGE = 50
@@ -59,17 +60,16 @@ def upload_create(request):
         return redirect(safe_next(request, "screening:corpus_list"))
     file = request.FILES["file"]
     try:
-        upload = services.upload_create(
+        upload = uploads.upload_create(
             corpus_name=form.cleaned_data["corpus"], chunks=file.chunks(), size=file.size,
             original_name=file.name, language=form.cleaned_data["language"], user=request.user,
         )
-    except services.UploadRefused as error:
+    except uploads.UploadRefused as error:
         messages.error(request, f"Upload refused: {error}")
         return redirect(safe_next(request, "screening:corpus_list"))
     try:
-        services.upload_enqueue(upload=upload)
-    except QueueUnavailable as error:
-        services.upload_fail(upload_id=upload.pk, error=str(error))
+        uploads.upload_enqueue(upload=upload)
+    except QueueUnavailable:
         messages.error(request, "The upload was stored but could not be queued: the job queue is not reachable. "
                                 "Try again when it is back.")
     else:
@@ -80,14 +80,8 @@ def upload_create(request):
 @require_GET
 def upload_status(request, pk):
     upload = get_object_or_404(Upload, pk=pk)
-    state = progress.read("upload", upload.pk) if upload.is_active else None
-    return JsonResponse({
-        "status": upload.status,
-        "active": upload.is_active,
-        "fraction": 1.0 if not upload.is_active else (state or {}).get("fraction", 0.0),
-        "document_count": upload.document_count,
-        "problem_count": upload.problem_count,
-    })
+    return JsonResponse(background.status(upload, "upload", document_count=upload.document_count,
+                                          problem_count=upload.problem_count))
 
 
 @require_GET
@@ -132,7 +126,6 @@ def run_start(request, name):
     try:
         runs.run_enqueue(run=run)
     except QueueUnavailable as error:
-        runs.run_fail(run_id=run.pk, error=str(error))
         messages.error(request, f"The run could not be queued: {error}. Use “Run again” when it is back.")
     return redirect(run)
 
@@ -146,7 +139,6 @@ def run_retry(request, pk):
     except runs.RunRefused as error:
         messages.error(request, str(error))
     except QueueUnavailable as error:
-        runs.run_fail(run_id=run.pk, error=str(error))
         messages.error(request, f"The run could not be queued: {error}.")
     return redirect(run)
 
@@ -163,10 +155,6 @@ def run_detail(request, pk):
     if near:
         context["probability"] = runs.near_config_of(run).probability_at_threshold
     if run.status == ScreeningRun.Status.COMPLETE:
-        from review.forms import SheetForm
-
-        context["exports"] = run.sheet_exports.select_related("exported_by")
-        context["sheet_form"] = SheetForm()
         context["clusters"] = run.clusters.all()[:CLUSTERS_SHOWN]
         context["top_pairs"] = run.pairs.select_related("left", "right").order_by(
             "-jaccard", "left__doc_id", "right__doc_id")[:PAIRS_SHOWN]
@@ -178,13 +166,7 @@ def run_detail(request, pk):
 
 @require_GET
 def run_status(request, pk):
-    run = get_object_or_404(ScreeningRun, pk=pk)
-    state = (progress.read("run", run.pk) or {}) if run.is_active else {}
-    return JsonResponse({
-        "status": run.status, "active": run.is_active,
-        "fraction": 1.0 if not run.is_active else state.get("fraction", 0.0), "stage": state.get("stage", ""),
-        "stages": state.get("stages", {}),
-    })
+    return JsonResponse(background.status(get_object_or_404(ScreeningRun, pk=pk), "run"))
 
 
 GROUPS_PER_PAGE = 25
@@ -306,8 +288,7 @@ def audit_start(request, pk):
         evaluation.audit_enqueue(audit=audit)
     except evaluation.EvaluationRefused as error:
         messages.error(request, str(error))
-    except QueueUnavailable as error:
-        evaluation.audit_fail(audit_id=audit.pk, error=str(error))
+    except QueueUnavailable:
         messages.error(request, "The audit could not be queued: the job queue is not reachable.")
     else:
         messages.success(request, f"The all-pairs audit of run {run.pk} is queued; its result appears here.")
@@ -317,10 +298,7 @@ def audit_start(request, pk):
 @require_GET
 @permission_required(START_RUN)
 def audit_status(request, pk):
-    audit = get_object_or_404(RunAudit, pk=pk)
-    state = (progress.read("audit", audit.pk) or {}) if audit.is_active else {}
-    return JsonResponse({"status": audit.status, "active": audit.is_active,
-                         "fraction": 1.0 if not audit.is_active else state.get("fraction", 0.0)})
+    return JsonResponse(background.status(get_object_or_404(RunAudit, pk=pk), "audit"))
 
 
 def charts_bins(pairs, bins: int = 20) -> tuple[list[int], list[int]]:

@@ -153,12 +153,12 @@ def import_records(db):
     """Import records (dicts) into a corpus through the upload service; return the upload."""
     import json
 
-    from screening import services
+    from screening.ingest import uploads
 
     def _import(corpus: str, records: list[dict], name: str = "records.jsonl"):
         data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
-        upload = services.upload_create(corpus_name=corpus, chunks=[data], size=len(data), original_name=name)
-        upload = services.upload_process(upload=upload)
+        upload = uploads.upload_create(corpus_name=corpus, chunks=[data], size=len(data), original_name=name)
+        upload = uploads.upload_process(upload=upload)
         assert upload.status == "complete", upload.problems
         return upload
 

@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from review import services as review
 from screening import evaluation, runs
-from screening.engine import evaluate as ev
-from screening.engine.near import NearConfig
+from screening.engine import metrics
+from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Corpus, LabelSet
 from tests.seeds import SEED001, SEED001_TEXTS
 
@@ -55,7 +55,7 @@ def test_seed001_worked_example_at_three_thresholds(import_records):
     assert (by_t[0.9].tp, by_t[0.9].fp, by_t[0.9].fn, by_t[0.9].precision) == (1, 0, 0, 1.0)
     assert all(m.candidate_recall == 1.0 for m in report.metrics)
     pairs = {(p.left, p.right): p for p in report.pairs}
-    assert pairs[("A", "C")].jaccard == pytest.approx(j["C"]) and pairs[("A", "C")].error(0.7) == ev.FALSE_POSITIVE
+    assert pairs[("A", "C")].jaccard == pytest.approx(j["C"]) and pairs[("A", "C")].error(0.7) == metrics.FALSE_POSITIVE
     assert pairs[("A", "E")].candidate is False and pairs[("A", "E")].error(0.7) == ""
 
 
@@ -73,7 +73,7 @@ def test_a_positive_returned_by_lsh_but_below_the_threshold_is_a_candidate_hit_a
     report = evaluation.run_evaluate(run=run, label_set=label_set, thresholds=[0.9])
     (m,) = report.metrics
     assert (m.candidate_recall, m.recall, m.tp, m.fn) == (1.0, 0.0, 0, 1)
-    assert report.pairs[0].error(0.9) == ev.BELOW_THRESHOLD
+    assert report.pairs[0].error(0.9) == metrics.BELOW_THRESHOLD
 
 
 @pytest.mark.django_db
@@ -85,7 +85,7 @@ def test_the_audit_finds_a_pair_built_to_be_missed(import_records):
     assert [(a, b) for a, b, _ in audit.missed] == [("A", "C"), ("B", "C")]
     assert audit.missed[0][2] == pytest.approx(hand_jaccard(SEED001_TEXTS["A"], SEED001_TEXTS["C"]))
     report = evaluation.run_evaluate(run=run, label_set=label_set)
-    assert report.pairs[0].error(0.7) == ev.MISSED_BY_LSH and report.metrics[0].candidate_recall == 0.0
+    assert report.pairs[0].error(0.7) == metrics.MISSED_BY_LSH and report.metrics[0].candidate_recall == 0.0
 
 
 @pytest.mark.django_db
@@ -138,10 +138,10 @@ def test_a_second_audit_waits_for_the_first(import_records, admin_user):
 
 def test_family_split_never_puts_a_source_on_both_sides():
     # Ten families of sources (s_k with m_k), two of them joined by a cross-link pair.
-    pairs = [ev.LabelledPair(f"d{i}", f"e{i}", i % 2, 0.5, 0.5, True, left_source=f"s{i % 10}",
+    pairs = [metrics.LabelledPair(f"d{i}", f"e{i}", i % 2, 0.5, 0.5, True, left_source=f"s{i % 10}",
                              right_source=f"m{i % 10}") for i in range(60)]
-    pairs.append(ev.LabelledPair("x", "y", 1, 0.9, 0.9, True, left_source="s0", right_source="m1"))
-    split = ev.family_split(pairs)
+    pairs.append(metrics.LabelledPair("x", "y", 1, 0.9, 0.9, True, left_source="s0", right_source="m1"))
+    split = metrics.family_split(pairs)
     assert not split.tuning & split.acceptance
     for p in pairs:
         sides = {"tuning" if s in split.tuning else "acceptance" for s in (p.left_source, p.right_source)}

@@ -77,13 +77,15 @@ def test_run_page_shows_a_progress_bar_while_queued(admin_client, import_records
 @pytest.mark.django_db(transaction=True)
 def test_a_run_whose_job_raises_is_failed_and_shows_nothing(admin_client, import_records, run_worker, monkeypatch):
     import_records("seed", SEED000)
-    original = runs._publish_exact
+    from screening.runs import publish
+
+    original = publish._publish_exact
 
     def publish_then_fail(*args):
         original(*args)  # rows written inside the transaction...
         raise RuntimeError("disk full while publishing")  # ...and rolled back
 
-    monkeypatch.setattr(runs, "_publish_exact", publish_then_fail)
+    monkeypatch.setattr(publish, "_publish_exact", publish_then_fail)
     run = start(admin_client)
     run_worker()
     run.refresh_from_db()
@@ -92,7 +94,7 @@ def test_a_run_whose_job_raises_is_failed_and_shows_nothing(admin_client, import
     page = admin_client.get(run.get_absolute_url()).content.decode()
     assert "This run failed; it shows no results." in page and "Run again" in page
 
-    monkeypatch.setattr(runs, "_publish_exact", original)
+    monkeypatch.setattr(publish, "_publish_exact", original)
     admin_client.post(reverse("screening:run_retry", args=[run.pk]))
     run_worker()
     run.refresh_from_db()
@@ -191,7 +193,9 @@ def test_screen_sync_exits_non_zero_when_the_run_fails(import_records, queue, mo
     def broken(run, on_progress):
         raise ValueError("forced failure")
 
-    monkeypatch.setattr(runs, "exact_pass", broken)
+    from screening.runs import pipeline
+
+    monkeypatch.setattr(pipeline, "exact_pass", broken)
     with pytest.raises(CommandError, match="failed: ValueError: forced failure"):
         call_command("screen", "--corpus", "seed", "--exact", "--sync")
 

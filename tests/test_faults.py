@@ -12,7 +12,8 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from screening import runs, services
+from screening import runs
+from screening.ingest import uploads
 from screening.models import CandidatePair, Corpus, Document, ScreeningRun, Upload
 
 TIMEOUT = 90  # seconds within which a fault must end in a final state
@@ -46,8 +47,8 @@ def big_jsonl(n: int) -> bytes:
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_upload_job_ends_failed_with_nothing_stored(worker_process):
     data = big_jsonl(250_000)
-    upload = services.upload_create(corpus_name="big", chunks=[data], size=len(data), original_name="big.jsonl")
-    services.upload_enqueue(upload=upload)
+    upload = uploads.upload_create(corpus_name="big", chunks=[data], size=len(data), original_name="big.jsonl")
+    uploads.upload_enqueue(upload=upload)
     worker = worker_process()
     wait_for(lambda: Upload.objects.get(pk=upload.pk).status == "running", "the upload to start")
     time.sleep(1.0)

@@ -7,8 +7,9 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from dedup_site import guards
-from review import services, sheets
+from review import services
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
+from review.sheets import sheet_exports
 from screening import evaluation, runs
 from screening.models import CandidatePair, Corpus, Document, SourceFile
 from tests.seeds import SEED001
@@ -21,8 +22,8 @@ def records(import_records, editor, arbiter):
     pair = CandidatePair.objects.filter(run=run).first()
     judgement = services.judgement_record(pair=pair, reviewer=editor, verdict="arbitration", reason="unsure")
     arbitration = services.arbitration_record(pair=pair, arbiter=arbiter, verdict="keep-both", reason="differ")
-    signature = sheets.signature_record(reviewer=editor, password="correct horse battery")
-    export = sheets.sheet_export_build(export=sheets.sheet_export_create(run=run))
+    signature = sheet_exports.signature_record(reviewer=editor, password="correct horse battery")
+    export = sheet_exports.sheet_export_build(export=sheet_exports.sheet_export_create(run=run))
     label_set = evaluation.labelset_from_verdicts(run=run, user=arbiter)
     audit = evaluation.audit_execute(audit=evaluation.audit_create(run=run))
     return {"judgement": judgement, "arbitration": arbitration, "signature": signature, "export": export,

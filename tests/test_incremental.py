@@ -10,11 +10,12 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from dedup_site.queues import redis_kwargs
-from screening import near, runs
+from screening import runs
 from screening.engine import lsh_index
 from screening.engine.lsh_index import IndexMismatch, PersistentIndex
-from screening.engine.near import NearConfig
+from screening.engine.minhash import NearConfig
 from screening.models import Corpus, LshIndex, ScreeningRun
+from screening.runs import near
 
 VOCAB = [f"w{i}" for i in range(3000)]
 

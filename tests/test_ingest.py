@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from screening.ingest import Limits, read_all
+from screening.ingest.formats import Limits, read_all
 from tests.seeds import SEED000, SEED001
 
 LIMITS = Limits(upload_bytes=10_000_000, zip_members=100, member_bytes=1_000_000, expanded_bytes=3_000_000,

@@ -11,7 +11,7 @@ from datasketch import LeanMinHash
 from dedup_site.queues import redis_kwargs
 from screening.engine import lsh
 from screening.engine.lsh_index import IndexMismatch, PersistentIndex
-from screening.engine.near import NearConfig
+from screening.engine.minhash import NearConfig
 
 CONFIG = NearConfig(num_perm=32, bands=8, rows=4).resolved()
 

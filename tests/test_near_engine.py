@@ -10,7 +10,7 @@ import pytest
 from datasketch import MinHash, MinHashLSH
 from scipy import sparse
 
-from screening.engine import cluster, explain, fast, lsh, near, normalize, shingle
+from screening.engine import cluster, explain, fast, lsh, minhash, normalize, shingle
 from screening.engine.shingle import ShingleSpec
 from tests.seeds import SEED001_TEXTS
 
@@ -30,7 +30,7 @@ def test_seed001_normalised_example_and_its_three_grams():
 def test_seed001_a_and_b_have_identical_normalised_text_and_signature():
     a, b = SEED001_TEXTS["A"], SEED001_TEXTS["B"]
     assert DEFAULT.normalize(a) == DEFAULT.normalize(b)
-    perms = near.permutations(128, 1)
+    perms = minhash.permutations(128, 1)
     sig_a = fast.signature(fast.shingle_hashes(a, DEFAULT, CHAR5), perms)
     sig_b = fast.signature(fast.shingle_hashes(b, DEFAULT, CHAR5), perms)
     assert (sig_a == sig_b).all()
@@ -124,7 +124,7 @@ def test_fast_signature_equals_datasketch_minhash_value_for_value(num_perm, seed
         reference = MinHash(num_perm=num_perm, seed=seed, hashfunc=shingle.shingle_hash32)
         reference.update_batch(shingles)
         hashes = np.array(sorted(shingle.shingle_hash64(s) for s in shingles), dtype=np.uint64)
-        ours = fast.signature(hashes, near.permutations(num_perm, seed))
+        ours = fast.signature(hashes, minhash.permutations(num_perm, seed))
         assert reference.scheme == "affine32"
         assert ours.tolist() == reference.hashvalues.tolist()
 
@@ -180,35 +180,35 @@ def test_fast_jaccard_equals_set_jaccard():
 
 
 def test_stored_signature_round_trips_through_leanminhash_bytes():
-    config = near.NearConfig().resolved()
-    values = fast.signature(fast.shingle_hashes(SEED001_TEXTS["A"], DEFAULT, CHAR5), near.permutations(128, 1))
-    assert (near.from_bytes(near.to_bytes(values, config), config) == values).all()
+    config = minhash.NearConfig().resolved()
+    values = fast.signature(fast.shingle_hashes(SEED001_TEXTS["A"], DEFAULT, CHAR5), minhash.permutations(128, 1))
+    assert (minhash.from_bytes(minhash.to_bytes(values, config), config) == values).all()
 
 
 @pytest.mark.parametrize("other", [{"seed": 2}, {"num_perm": 64}])
 def test_a_signature_of_another_seed_or_size_is_refused(other):
-    config = near.NearConfig().resolved()
-    alien = near.NearConfig(**other).resolved()
+    config = minhash.NearConfig().resolved()
+    alien = minhash.NearConfig(**other).resolved()
     values = fast.signature(fast.shingle_hashes(SEED001_TEXTS["A"], DEFAULT, CHAR5),
-                            near.permutations(alien.num_perm, alien.seed))
-    with pytest.raises(near.SchemeMismatch, match="this run uses scheme 'affine32', seed 1, 128"):
-        near.from_bytes(near.to_bytes(values, alien), config)
+                            minhash.permutations(alien.num_perm, alien.seed))
+    with pytest.raises(minhash.SchemeMismatch, match="this run uses scheme 'affine32', seed 1, 128"):
+        minhash.from_bytes(minhash.to_bytes(values, alien), config)
 
 
 def test_a_legacy_scheme_signature_is_refused():
     from datasketch import LeanMinHash
 
-    config = near.NearConfig().resolved()
+    config = minhash.NearConfig().resolved()
     legacy = LeanMinHash(seed=1, hashvalues=np.arange(128, dtype=np.uint64), scheme="legacy")
     buf = bytearray(legacy.bytesize("<"))
     legacy.serialize(buf, "<")
-    with pytest.raises(near.SchemeMismatch, match="scheme 'legacy'"):
-        near.from_bytes(bytes(buf), config)
+    with pytest.raises(minhash.SchemeMismatch, match="scheme 'legacy'"):
+        minhash.from_bytes(bytes(buf), config)
 
 
 def test_another_datasketch_scheme_cannot_be_configured():
     with pytest.raises(ValueError, match="scheme 'affine64' is not supported"):
-        near.NearConfig(scheme="affine64").resolved()
+        minhash.NearConfig(scheme="affine64").resolved()
 
 
 # --- banding --------------------------------------------------------------------------------------
@@ -222,14 +222,14 @@ def test_chosen_bands_catch_a_pair_at_the_threshold_with_probability_099(thresho
 
 
 def test_default_configuration_is_32_bands_of_4_rows():
-    config = near.NearConfig().resolved()
+    config = minhash.NearConfig().resolved()
     assert (config.bands, config.rows) == (32, 4)
     assert config.probability_at_threshold == pytest.approx(1 - (1 - 0.7**4) ** 32)
 
 
 def test_bands_must_multiply_to_num_perm():
     with pytest.raises(ValueError, match="bands × rows must equal num_perm"):
-        near.NearConfig(bands=10, rows=10).resolved()
+        minhash.NearConfig(bands=10, rows=10).resolved()
 
 
 def families(n_families: int, size: int, seed: int) -> list[str]:
@@ -246,7 +246,7 @@ def families(n_families: int, size: int, seed: int) -> list[str]:
 
 
 def signatures_of(texts, num_perm=128, seed=1, spec=CHAR5):
-    perms = near.permutations(num_perm, seed)
+    perms = minhash.permutations(num_perm, seed)
     hashes = [fast.shingle_hashes(t, DEFAULT, spec) for t in texts]
     return hashes, np.vstack([fast.signature(h, perms) for h in hashes])
 

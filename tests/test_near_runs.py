@@ -11,8 +11,8 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from screening import runs
-from screening.engine import near as engine
-from screening.engine.near import NearConfig
+from screening.engine import minhash
+from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Cluster, Corpus, Document, DocumentSignature, ScreeningRun
 from tests.seeds import SEED000, SEED001
 
@@ -107,9 +107,9 @@ def test_a_stored_signature_of_another_seed_is_refused_not_mixed(import_records)
     # Corrupt one stored row as if it had been written with seed 2 under this run's key.
     row = DocumentSignature.objects.first()
     alien = NearConfig(seed=2).resolved()
-    values = engine.from_bytes(bytes(row.values), NearConfig().resolved())
-    DocumentSignature.objects.filter(pk=row.pk).update(values=engine.to_bytes(values, alien))
-    with pytest.raises(engine.SchemeMismatch, match="seed 2"):
+    values = minhash.from_bytes(bytes(row.values), NearConfig().resolved())
+    DocumentSignature.objects.filter(pk=row.pk).update(values=minhash.to_bytes(values, alien))
+    with pytest.raises(minhash.SchemeMismatch, match="seed 2"):
         near_run()
 
 
@@ -249,7 +249,7 @@ def test_minhash_estimates_track_exact_jaccard():
     from tests.test_near_engine import families, signatures_of
 
     hashes, sigs = signatures_of(families(20, 5, seed=3))
-    gaps = [abs(engine.estimate(sigs[i], sigs[i + 1]) - fast.jaccard(hashes[i], hashes[i + 1]))
+    gaps = [abs(minhash.estimate(sigs[i], sigs[i + 1]) - fast.jaccard(hashes[i], hashes[i + 1]))
             for i in range(0, 99, 5)]
     assert np.mean(gaps) < 0.1  # 128 permutations: standard error <= 0.045
 
@@ -270,7 +270,7 @@ def test_crafted_colliding_words_get_their_true_jaccard_in_a_run(import_records)
 
 @pytest.mark.django_db
 def test_a_worker_with_another_secret_key_refuses_to_verify_the_run(import_records, settings):
-    from screening import near
+    from screening.runs import near
 
     import_records("zh", SEED001)
     run = runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True)

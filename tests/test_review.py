@@ -16,7 +16,7 @@ from review import services
 from review.kappa import cohen_kappa
 from review.models import Arbitration, Judgement
 from screening import runs
-from screening.engine.near import NearConfig
+from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Corpus
 from tests.seeds import SEED000, SEED001
 
@@ -459,10 +459,10 @@ def test_a_corpus_may_allow_self_arbitration_which_is_marked(import_records, edi
     admin_client.post(reverse("review:policy", args=["zh"]), {"allow_self_arbitration": "on"})
     arbitration = services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="mine")
     assert arbitration.self_arbitrated
-    from review import sheets
+    from review.sheets import sheet_exports
 
-    export = sheets.sheet_export_build(export=sheets.sheet_export_create(run=run))
-    path, _ = sheets.export_paths(export)
+    export = sheet_exports.sheet_export_build(export=sheet_exports.sheet_export_create(run=run))
+    path, _ = sheet_exports.export_paths(export)
     records = [row["record"] for row in csv.DictReader(path.read_text(encoding="utf-8").splitlines())]
     assert records == ["judgement", "judgement", "self-arbitration"]
 
@@ -497,15 +497,15 @@ def test_a_judgement_after_arbitration_is_refused_in_every_path(import_records, 
 
 @pytest.mark.django_db
 def test_sheet_rows_follow_the_order_in_which_things_happened(import_records, editor, editor2, arbiter):
-    from review import sheets
+    from review.sheets import sheet_exports
 
     run = seed_run(import_records, reviews_required=2)
     ab = _disagree(run, editor, editor2)
     services.arbitration_record(pair=ab, arbiter=arbiter, verdict="merge-entry", reason="settled")
     # A judgement recorded after the arbitration (as an earlier release allowed) is listed after it.
     Judgement.objects.create(pair=ab, reviewer=editor2, verdict="merge-entry", reason="late", retained="both")
-    export = sheets.sheet_export_build(export=sheets.sheet_export_create(run=run))
-    path, _ = sheets.export_paths(export)
+    export = sheet_exports.sheet_export_build(export=sheet_exports.sheet_export_create(run=run))
+    path, _ = sheet_exports.export_paths(export)
     rows = list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
     assert [(r["record"], r["reason"]) for r in rows] == [
         ("judgement", "copy"), ("judgement", "different channels"), ("arbitration", "settled"),

@@ -8,7 +8,7 @@ import pytest
 
 from review.models import Judgement
 from screening import runs
-from screening.engine.near import NearConfig
+from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Corpus
 from tests.browser_helpers import CHROMIUM, HOSTILE, login, shot
 from tests.seeds import SEED001
@@ -103,7 +103,7 @@ def test_a_hostile_zip_corpus_runs_no_script_on_any_page(browser, live_server, e
 
     from django.core.management import call_command
 
-    from screening import services
+    from screening.ingest import uploads
 
     rtl = "\u202eevil\u202c"
     members = {
@@ -116,7 +116,7 @@ def test_a_hostile_zip_corpus_runs_no_script_on_any_page(browser, live_server, e
         for name, body in members.items():
             zf.writestr(name, body)
     data = buffer.getvalue()
-    upload = services.upload_process(upload=services.upload_create(
+    upload = uploads.upload_process(upload=uploads.upload_create(
         corpus_name="zip", chunks=[data], size=len(data), original_name="<b>hostile<b>.zip", language="en"))
     assert upload.status == "complete", upload.problems
     run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zip"), exact=True, near=True,

@@ -146,9 +146,9 @@ def _mode(path: Path) -> int:
 
 
 def test_signing_key_is_created_private(no_chmod, tmp_path):
-    from review import sheet
+    from review.sheets import signing
 
-    sheet.load_or_create_key(tmp_path / "keys" / "site.pem")
+    signing.load_or_create_key(tmp_path / "keys" / "site.pem")
     assert _mode(tmp_path / "keys" / "site.pem") == 0o600
     assert [p.name for p in (tmp_path / "keys").iterdir()] == ["site.pem"]  # no temporary file left
 

@@ -12,10 +12,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from review import services, sheet, sheets
+from review import services
 from review.models import ReviewerSignature, SheetExport
+from review.sheets import sheet_exports, signing
 from screening import runs
-from screening.engine.near import NearConfig
+from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Corpus
 from tests.seeds import SEED001
 
@@ -31,14 +32,14 @@ def reviewed(import_records, editor, editor2, arbiter):
     services.judgement_record(pair=ab, reviewer=editor, verdict="merge-entry", reason="same guide, reformatted",
                               related_source="demo-B")
     services.judgement_record(pair=ac, reviewer=editor, verdict="valid-revision", reason="每周 became 每天")
-    sheets.signature_record(reviewer=editor, password="correct horse battery")
+    sheet_exports.signature_record(reviewer=editor, password="correct horse battery")
     services.judgement_record(pair=ab, reviewer=editor2, verdict="keep-both", reason="=HYPERLINK(\"x\")")
     services.arbitration_record(pair=CandidatePair.objects.get(pk=ab.pk), arbiter=arbiter, verdict="merge-entry",
                                 reason="formatting only, see \"notes\",\nline two", retained="left")
     return run
 
 
-def export(run, tmp_path, name="sheet.csv", **selection):
+def export(run, tmp_path, name="signing.csv", **selection):
     out = tmp_path / name
     call_command("export_sheet", str(run.pk), "--out", str(out), *[
         f"--{k.replace('_', '-')}={v}" if v is not True else f"--{k.replace('_', '-')}" for k, v in selection.items()])
@@ -86,9 +87,9 @@ def test_the_csv_is_utf8_without_bom_rfc4180_and_fully_quoted(reviewed, tmp_path
     data = csv_path.read_bytes()
     assert not data.startswith(b"\xef\xbb\xbf")
     header = data.split(b"\r\n", 1)[0].decode()
-    assert header == ",".join(f'"{c}"' for c in sheet.COLUMNS)
+    assert header == ",".join(f'"{c}"' for c in signing.COLUMNS)
     manifest = json.loads(manifest_path.read_text())
-    assert manifest["row_count"] == 4 and manifest["meaning"] == sheet.MEANING
+    assert manifest["row_count"] == 4 and manifest["meaning"] == signing.MEANING
     assert manifest["exported_by"] == "command line" and manifest["previous_manifest_sha256"] is None
 
 
@@ -100,13 +101,13 @@ def test_formula_cells_are_neutralised(reviewed, tmp_path):
 
 @pytest.mark.parametrize("first", ["=", "+", "-", "@", "\t", "\r", "\n"])
 def test_each_dangerous_first_character_gets_a_prefix(first):
-    assert sheet.neutralise(f"{first}SUM(A1)") == f"'{first}SUM(A1)"
-    assert sheet.neutralise(f"x{first}") == f"x{first}"
+    assert signing.neutralise(f"{first}SUM(A1)") == f"'{first}SUM(A1)"
+    assert signing.neutralise(f"x{first}") == f"x{first}"
 
 
 def test_quotes_commas_and_newlines_round_trip_through_the_csv_reader():
     value = 'He said "copy", then left,\r\nnew line'
-    data = b"".join(sheet.csv_lines(1, [{"reason": value, "verdict": "-1"}]))
+    data = b"".join(signing.csv_lines(1, [{"reason": value, "verdict": "-1"}]))
     rows = list(csv.DictReader(io.StringIO(data.decode(), newline="")))
     assert rows[0]["reason"] == value and rows[0]["verdict"] == "'-1"
 
@@ -118,7 +119,7 @@ def test_quotes_commas_and_newlines_round_trip_through_the_csv_reader():
 def exported(reviewed, tmp_path):
     csv_path, manifest_path = export(reviewed, tmp_path)
     key_file = tmp_path / "site.pub.pem"
-    key_file.write_bytes(sheet.public_pem(sheets.site_key()))
+    key_file.write_bytes(signing.public_pem(sheet_exports.site_key()))
     return csv_path, manifest_path, key_file
 
 
@@ -131,7 +132,7 @@ def problems(csv_path, manifest_path, key_file, capsys):
 @pytest.mark.django_db
 def test_the_untouched_sheet_verifies_with_only_the_public_key(exported, capsys):
     verify(*exported)
-    assert "VALID: sheet.csv" in capsys.readouterr().out
+    assert "VALID: signing.csv" in capsys.readouterr().out
 
 
 @pytest.mark.django_db
@@ -182,7 +183,7 @@ def test_a_manifest_paired_with_another_exports_csv_is_caught(exported, reviewed
     err = problems(other_csv, manifest_path, key, capsys)
     first, second = SheetExport.objects.order_by("pk")
     assert f"this CSV belongs to export {second.pk}, the manifest to export {first.pk}" in err
-    assert json.loads(other_manifest.read_text())["previous_manifest_sha256"] == sheet.manifest_sha256(
+    assert json.loads(other_manifest.read_text())["previous_manifest_sha256"] == signing.manifest_sha256(
         json.loads(manifest_path.read_text()))
 
 
@@ -192,7 +193,7 @@ def test_another_key_does_not_verify(exported, tmp_path, capsys):
 
     csv_path, manifest_path, _ = exported
     stranger = tmp_path / "stranger.pem"
-    stranger.write_bytes(sheet.public_pem(Ed25519PrivateKey.generate()))
+    stranger.write_bytes(signing.public_pem(Ed25519PrivateKey.generate()))
     assert "signed by another key" in problems(csv_path, manifest_path, stranger, capsys)
 
 
@@ -229,10 +230,10 @@ def test_export_from_the_run_page_runs_on_a_worker_and_is_never_modified(reviewe
     assert reverse("review:sheet_download", args=[export_row.pk, "csv"]) in page
     download = admin_client.get(reverse("review:sheet_download", args=[export_row.pk, "csv"]))
     data = b"".join(download.streaming_content)
-    assert data.startswith(b'"export_id"') and sheet.hashlib.sha256(data).hexdigest() == export_row.csv_sha256
-    csv_path, manifest_path = sheets.export_paths(export_row)
+    assert data.startswith(b'"export_id"') and signing.hashlib.sha256(data).hexdigest() == export_row.csv_sha256
+    csv_path, manifest_path = sheet_exports.export_paths(export_row)
     assert stat.S_IMODE(csv_path.stat().st_mode) == 0o444
-    sheets.sheet_export_build(export=export_row)  # a second build changes nothing
+    sheet_exports.sheet_export_build(export=export_row)  # a second build changes nothing
     assert csv_path.read_bytes() == data
 
 
@@ -245,6 +246,6 @@ def test_editors_cannot_export_or_download(reviewed, editor_client):
 @pytest.mark.django_db
 def test_the_public_key_is_shown_and_exportable(reviewed, editor_client):
     page = editor_client.get(reverse("review:signing_key")).content.decode()
-    assert "BEGIN PUBLIC KEY" in page and sheet.fingerprint(sheets.site_key()) in page
+    assert "BEGIN PUBLIC KEY" in page and signing.fingerprint(sheet_exports.site_key()) in page
     pem = editor_client.get(reverse("review:signing_key"), {"download": "1"}).content
-    assert sheet.load_public_key(pem)
+    assert signing.load_public_key(pem)

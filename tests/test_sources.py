@@ -10,11 +10,11 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from screening import services, storage
+from screening.ingest import storage, uploads
 
 
 def _store(data: bytes, name="seed.jsonl"):
-    return services.upload_create(corpus_name="c", chunks=[data], size=len(data), original_name=name)
+    return uploads.upload_create(corpus_name="c", chunks=[data], size=len(data), original_name=name)
 
 
 @pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from screening import services
+from screening.ingest import uploads
 from screening.models import Corpus, Document, Upload
 from tests.seeds import SEED000, SEED001
 
@@ -50,7 +50,8 @@ def test_corpus_page_shows_a_progress_bar_while_the_upload_waits(admin_client, q
     assert f'data-status-url="{reverse("screening:upload_status", args=[upload.pk])}"' in page
     assert "<progress" in page
     state = admin_client.get(reverse("screening:upload_status", args=[upload.pk])).json()
-    assert state == {"status": "queued", "active": True, "fraction": 0.0, "document_count": 0, "problem_count": 0}
+    assert state == {"status": "queued", "active": True, "fraction": 0.0, "stage": "", "stages": {}, "document_count": 0,
+                     "problem_count": 0}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -76,7 +77,7 @@ def test_failing_job_marks_the_upload_failed_with_its_error(admin_client, run_wo
         raise RuntimeError("disk on fire")
 
     # A fault test: the forked work-horse inherits this patched service.
-    monkeypatch.setattr(services, "upload_process", explode)
+    monkeypatch.setattr(uploads, "upload_process", explode)
     post_upload(admin_client, "seed000.jsonl", jsonl(SEED000))
     run_worker()
     upload = Upload.objects.get()
@@ -90,15 +91,15 @@ def test_failing_job_marks_the_upload_failed_with_its_error(admin_client, run_wo
 @pytest.mark.django_db
 def test_duplicate_doc_id_within_an_upload_is_rejected(admin_user):
     upload = _create(jsonl([SEED000[0], dict(SEED000[1], doc_id="A")]), "dup.jsonl")
-    upload = services.upload_process(upload=upload)
+    upload = uploads.upload_process(upload=upload)
     assert upload.problems == ["dup.jsonl line 2, field doc_id: 'A' appears twice (first at dup.jsonl line 1)"]
     assert Document.objects.count() == 0
 
 
 @pytest.mark.django_db
 def test_doc_id_already_in_the_corpus_rejects_the_whole_second_upload(admin_user):
-    services.upload_process(upload=_create(jsonl(SEED000[:1]), "first.jsonl"))
-    second = services.upload_process(upload=_create(jsonl(SEED000), "second.jsonl"))
+    uploads.upload_process(upload=_create(jsonl(SEED000[:1]), "first.jsonl"))
+    second = uploads.upload_process(upload=_create(jsonl(SEED000), "second.jsonl"))
     assert second.status == Upload.Status.REJECTED
     assert second.problems == ["second.jsonl line 1, field doc_id: 'A' is already in corpus guides"]
     assert list(Document.objects.values_list("doc_id", flat=True)) == ["A"]
@@ -106,8 +107,8 @@ def test_doc_id_already_in_the_corpus_rejects_the_whole_second_upload(admin_user
 
 @pytest.mark.django_db
 def test_a_second_upload_adds_documents_to_the_same_corpus(admin_user):
-    services.upload_process(upload=_create(jsonl(SEED000[:1]), "one.jsonl"))
-    services.upload_process(upload=_create(jsonl(SEED000[1:]), "two.jsonl"))
+    uploads.upload_process(upload=_create(jsonl(SEED000[:1]), "one.jsonl"))
+    uploads.upload_process(upload=_create(jsonl(SEED000[1:]), "two.jsonl"))
     corpus = Corpus.objects.get(name="guides")
     assert sorted(corpus.documents.values_list("doc_id", flat=True)) == ["A", "B", "C"]
     assert corpus.uploads.count() == 2
@@ -115,22 +116,22 @@ def test_a_second_upload_adds_documents_to_the_same_corpus(admin_user):
 
 @pytest.mark.django_db
 def test_reprocessing_a_completed_upload_adds_nothing(admin_user):
-    upload = services.upload_process(upload=_create(jsonl(SEED000), "seed.jsonl"))
-    services.upload_process(upload=upload)
+    upload = uploads.upload_process(upload=_create(jsonl(SEED000), "seed.jsonl"))
+    uploads.upload_process(upload=upload)
     assert Document.objects.count() == 3
 
 
 @pytest.mark.django_db
 def test_large_rejected_upload_rolls_back_documents_of_earlier_batches(admin_user):
-    records = [{"doc_id": f"d{i}", "language": "en", "body": f"text {i}"} for i in range(services.BATCH * 2 + 5)]
+    records = [{"doc_id": f"d{i}", "language": "en", "body": f"text {i}"} for i in range(uploads.BATCH * 2 + 5)]
     records.append({"doc_id": "last", "language": "en", "body": ""})
-    upload = services.upload_process(upload=_create(jsonl(records), "big.jsonl"))
+    upload = uploads.upload_process(upload=_create(jsonl(records), "big.jsonl"))
     assert upload.status == Upload.Status.REJECTED and upload.problem_count == 1
     assert Document.objects.count() == 0
 
 
 def _create(data: bytes, name: str, corpus: str = "guides") -> Upload:
-    return services.upload_create(corpus_name=corpus, chunks=[data], size=len(data), original_name=name)
+    return uploads.upload_create(corpus_name=corpus, chunks=[data], size=len(data), original_name=name)
 
 
 @pytest.mark.django_db
@@ -189,7 +190,7 @@ def test_oversize_upload_is_refused_before_it_is_stored(admin_client, settings):
 @pytest.mark.django_db
 def test_document_page_shows_metadata_and_the_raw_body_as_escaped_text(admin_client):
     body = "first line\n  <script>alert(1)</script>\n\"><img src=x onerror=alert(1)>"
-    services.upload_process(upload=_create(jsonl([dict(SEED000[0], body=body, version="2")]), "x.jsonl"))
+    uploads.upload_process(upload=_create(jsonl([dict(SEED000[0], body=body, version="2")]), "x.jsonl"))
     doc = Document.objects.get()
     page = admin_client.get(reverse("screening:document_detail", args=[doc.pk])).content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
@@ -202,7 +203,7 @@ def test_document_page_shows_metadata_and_the_raw_body_as_escaped_text(admin_cli
 def test_corpus_page_searches_and_paginates_documents(admin_client):
     records = [{"doc_id": f"doc-{i:03}", "source_id": f"src-{i % 7}", "language": "en", "body": f"b{i}"}
                for i in range(120)]
-    services.upload_process(upload=_create(jsonl(records), "many.jsonl"))
+    uploads.upload_process(upload=_create(jsonl(records), "many.jsonl"))
     url = reverse("screening:corpus_detail", args=["guides"])
     first = admin_client.get(url).content.decode()
     assert "Page 1 of 3 (120 documents)" in first and "doc-049" in first and "doc-050" not in first

@@ -5,7 +5,7 @@ Replaces the triggers of 0003 and 0005 (dedup_site.guards)."""
 from django.db import migrations
 
 from dedup_site.guards import Guard, install, remove
-from review import triggers
+from review import legacy_triggers
 
 LEGACY = ["review_judgement", "review_arbitration", "review_reviewersignature"]
 # A copy, as it stood when this migration was written (models.DB_GUARDS may grow later).
@@ -18,13 +18,13 @@ GUARDS = [
 
 
 def forward(apps, editor):
-    triggers.drop(editor, LEGACY)
+    legacy_triggers.drop(editor, LEGACY)
     install(editor.connection, GUARDS)
 
 
 def backward(apps, editor):
     remove(editor.connection, GUARDS)
-    triggers.create(editor, LEGACY)
+    legacy_triggers.create(editor, LEGACY)
 
 
 class Migration(migrations.Migration):

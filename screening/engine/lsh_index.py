@@ -14,7 +14,7 @@ import numpy as np
 import redis
 from datasketch import LeanMinHash, MinHashLSH
 
-from screening.engine.near import NearConfig, SchemeMismatch
+from screening.engine.minhash import NearConfig, SchemeMismatch
 
 INSERT_BUFFER = 50_000  # commands per pipeline flush during an insertion session
 QUERY_BATCH = 2_000  # documents whose band look-ups go to Redis in one pipeline per band

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from review import sheets
 from review.services import ReviewRefused
+from review.sheets import sheet_exports
 from screening.models import ScreeningRun
 
 
@@ -25,14 +25,14 @@ class Command(BaseCommand):
             run = ScreeningRun.objects.get(pk=options["run"])
         except ScreeningRun.DoesNotExist as error:
             raise CommandError(f"no run {options['run']}") from error
-        selection = sheets.Selection(since=options["since"], until=options["until"], reviewer=options["reviewer"],
-                                     settled_only=options["settled_only"])
+        selection = sheet_exports.Selection(since=options["since"], until=options["until"],
+                                            reviewer=options["reviewer"], settled_only=options["settled_only"])
         try:
-            export = sheets.sheet_export_create(run=run, selection=selection)
+            export = sheet_exports.sheet_export_create(run=run, selection=selection)
         except ReviewRefused as error:
             raise CommandError(str(error)) from error
-        export = sheets.sheet_export_build(export=export)
-        csv_path, manifest_path = sheets.export_paths(export)
+        export = sheet_exports.sheet_export_build(export=export)
+        csv_path, manifest_path = sheet_exports.export_paths(export)
         out: Path = options["out"]
         manifest_out = out.with_name(out.stem + ".manifest.json")
         shutil.copyfile(csv_path, out)

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from review import sheet
+from review.sheets import signing
 
 
 class Command(BaseCommand):
@@ -26,18 +26,18 @@ class Command(BaseCommand):
         except (ValueError, UnicodeDecodeError) as error:
             raise CommandError(f"{manifest_path}: not a JSON manifest ({error})") from error
         if options["public_key"]:
-            key = sheet.load_public_key(options["public_key"].read_bytes())
+            key = signing.load_public_key(options["public_key"].read_bytes())
         else:
-            from review import sheets
+            from review.sheets import sheet_exports
 
-            if not sheets.key_path().exists():
+            if not sheet_exports.key_path().exists():
                 raise CommandError("no public key: pass --public-key FILE (the site's key, from its signing-key page)")
-            key = sheets.site_key().public_key()
-        result = sheet.verify(csv_path.read_bytes(), manifest, key)
+            key = sheet_exports.site_key().public_key()
+        result = signing.verify(csv_path.read_bytes(), manifest, key)
         if not result.valid:
             for problem in result.problems:
                 self.stderr.write(f"INVALID: {problem}")
             raise CommandError(f"{csv_path.name} does not verify")
         self.stdout.write(f"VALID: {csv_path.name}, export {manifest['export_id']} of run {manifest['run']}, "
                           f"{manifest['row_count']} rows, exported by {manifest['exported_by']} at "
-                          f"{manifest['exported_at']}, key {sheet.fingerprint(key)}")
+                          f"{manifest['exported_at']}, key {signing.fingerprint(key)}")

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from review.sheet import neutralise
+from dedup_site.csvcells import neutralise
 from screening import runs
 from screening.models import ScreeningRun
 

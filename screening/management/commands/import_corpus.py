@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from screening import services
+from screening.ingest import uploads
 
 
 class Command(BaseCommand):
@@ -20,12 +20,12 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"{path}: not a regular file (a directory, device or pipe cannot be imported)")
         try:
-            upload = services.upload_create_from_path(
+            upload = uploads.upload_create_from_path(
                 corpus_name=options["corpus"], path=path, language=options["language"]
             )
-        except services.UploadRefused as error:
+        except uploads.UploadRefused as error:
             raise CommandError(str(error)) from error
-        upload = services.upload_process(upload=upload)
+        upload = uploads.upload_process(upload=upload)
         for notice in upload.notices:
             self.stdout.write(f"note: {notice}")
         if upload.status != upload.Status.COMPLETE:

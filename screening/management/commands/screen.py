@@ -6,7 +6,7 @@ from rq import SimpleWorker, Worker
 
 from dedup_site.queues import ensure_redis
 from screening import runs
-from screening.engine.near import NearConfig
+from screening.engine.minhash import NearConfig
 from screening.engine.normalize import DEFAULT_POLICY, POLICIES
 from screening.models import Corpus, ScreeningRun
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from screening import services
+from screening.ingest import uploads
 from screening.models import SourceFile
 
 
@@ -8,7 +8,7 @@ class Command(BaseCommand):
     help = "Re-hash every stored source file; exit non-zero if any changed, vanished or became writable."
 
     def handle(self, *args, **options):
-        bad = services.sources_verify()
+        bad = uploads.sources_verify()
         for source, problem in bad:
             names = ", ".join(sorted({u.original_name for u in source.uploads.all()}))
             self.stderr.write(f"{source.sha256} ({names}): {problem}")

@@ -15,10 +15,10 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from dedup_site import accounts
-from review import sheet
+from dedup_site import accounts, background
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.services import SETTLED, ReviewRefused
+from review.sheets import signing
 from screening.models import CandidatePair, ScreeningRun
 
 BATCH = 500
@@ -29,7 +29,7 @@ def key_path() -> Path:
 
 
 def site_key():
-    return sheet.load_or_create_key(key_path())
+    return signing.load_or_create_key(key_path())
 
 
 # --- reviewer signatures ---------------------------------------------------------------------------
@@ -48,7 +48,7 @@ def signature_record(*, reviewer, password: str) -> ReviewerSignature:
     if not count:
         raise ReviewRefused("you have no judgement to sign yet")
     name = reviewer.get_full_name() or reviewer.get_username()
-    return ReviewerSignature.objects.create(reviewer=reviewer, full_name=name, meaning=sheet.REVIEWER_MEANING,
+    return ReviewerSignature.objects.create(reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING,
                                             records=count)
 
 
@@ -186,11 +186,9 @@ def sheet_export_create(*, run: ScreeningRun, user=None, selection: Selection | 
 
 
 def sheet_export_enqueue(*, export: SheetExport) -> SheetExport:
-    from dedup_site.queues import enqueue
-
-    export.job_id = enqueue("review.jobs.sheet_job", export.pk, kind="sheet", on_failure="review.jobs.sheet_job_failed")
-    SheetExport.objects.filter(pk=export.pk).update(job_id=export.job_id)
-    return export
+    """Queue the export; QueueUnavailable (the export then failed, saying why) when Redis is away."""
+    return background.start(export, "review.jobs.sheet_job", on_failure="review.jobs.sheet_job_failed",
+                            kind="sheet", fail=lambda error: sheet_export_fail(export_id=export.pk, error=error))
 
 
 def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], None] | None = None) -> SheetExport:
@@ -207,7 +205,7 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
             path.unlink()
     digest, rows = hashlib.sha256(), -1
     with open(csv_path, "wb") as out:
-        for line in sheet.csv_lines(export.pk, sheet_records(export.run, Selection.from_dict(export.selection),
+        for line in signing.csv_lines(export.pk, sheet_records(export.run, Selection.from_dict(export.selection),
                                                              on_progress)):
             digest.update(line)
             out.write(line)
@@ -216,14 +214,14 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
         os.fsync(out.fileno())
     previous = (SheetExport.objects.filter(run=export.run, status=SheetExport.Status.COMPLETE, pk__lt=export.pk)
                 .order_by("-pk").first())
-    manifest = sheet.sign({
-        "format": sheet.FORMAT, "export_id": export.pk, "run": export.run_id, "corpus": export.run.corpus.name,
+    manifest = signing.sign({
+        "format": signing.FORMAT, "export_id": export.pk, "run": export.run_id, "corpus": export.run.corpus.name,
         "exported_by": export.exported_by.get_username() if export.exported_by else "command line",
         "exported_at": iso(timezone.now()), "row_count": rows, "csv_sha256": digest.hexdigest(),
         "csv_file": csv_path.name, "selection": export.selection,
         "previous_export": previous.pk if previous else None,
-        "previous_manifest_sha256": sheet.manifest_sha256(previous.manifest) if previous else None,
-        "meaning": sheet.MEANING,
+        "previous_manifest_sha256": signing.manifest_sha256(previous.manifest) if previous else None,
+        "meaning": signing.MEANING,
     }, site_key())
     manifest_path.write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     for path in (csv_path, manifest_path):
@@ -235,8 +233,4 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
 
 
 def sheet_export_fail(*, export_id: int, error: str) -> None:
-    # A failure already recorded (with its traceback, by the job) is kept; the failure callback that follows
-    # only records what a killed work-horse could not.
-    SheetExport.objects.filter(pk=export_id).exclude(
-        status__in=[SheetExport.Status.COMPLETE, SheetExport.Status.FAILED]).update(
-        status=SheetExport.Status.FAILED, finished_at=timezone.now(), error=error[:5000])
+    background.mark_failed(SheetExport, export_id, error)

@@ -11,8 +11,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from screening import ingest, storage
+from dedup_site import background
 from screening.engine import contract
+from screening.ingest import formats, storage
 from screening.models import Corpus, Document, SourceFile, Upload
 
 CORPUS_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -24,8 +25,8 @@ class UploadRefused(Exception):
     """The upload was refused before anything was stored (bad corpus name, too large, wrong type)."""
 
 
-def limits() -> ingest.Limits:
-    return ingest.Limits(**settings.DEDUP_LIMITS)
+def limits() -> formats.Limits:
+    return formats.Limits(**settings.DEDUP_LIMITS)
 
 
 def corpus_get_or_create(*, name: str, user=None) -> Corpus:
@@ -41,15 +42,15 @@ def upload_create(*, corpus_name: str, chunks: Iterable[bytes], size: int, origi
                   language: str = "", user=None) -> Upload:
     """Store the file (read-only, by SHA-256) and record a queued upload. Nothing is parsed yet."""
     original_name = Path(original_name or "").name
-    if ingest.detect_format(original_name) is None:
+    if formats.detect_format(original_name) is None:
         raise UploadRefused(
-            f"{original_name or 'the file'}: unsupported type; upload one of {', '.join(ingest.FORMATS)}"
+            f"{original_name or 'the file'}: unsupported type; upload one of {', '.join(formats.FORMATS)}"
         )
     cap = settings.DEDUP_LIMITS["upload_bytes"]
     if size > cap:
         raise UploadRefused(f"{original_name}: {size:,} bytes is over the upload limit of {cap:,} bytes")
     language = (language or "").strip()
-    if language and not ingest.LANGUAGE_RE.fullmatch(language):
+    if language and not formats.LANGUAGE_RE.fullmatch(language):
         raise UploadRefused(f"language {language!r} is not a lowercase language tag such as fa, en, zh-hant")
     corpus = corpus_get_or_create(name=corpus_name, user=user)
     sha, stored_size, _ = storage.store_chunks(settings.SOURCES_DIR, chunks)
@@ -72,10 +73,10 @@ class _Rejected(Exception):
 class _Batch:
     upload: Upload
     seen: dict[str, str]  # doc_id -> place, for duplicates inside the upload
-    report: ingest.Report
-    rows: list[ingest.Record]
+    report: formats.Report
+    rows: list[formats.Record]
 
-    def add(self, record: ingest.Record) -> None:
+    def add(self, record: formats.Record) -> None:
         first = self.seen.get(record.doc_id)
         if first is not None:
             self.report.problem(record.place, "doc_id", f"{record.doc_id!r} appears twice (first at {first})")
@@ -114,12 +115,12 @@ def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | Non
         return upload  # already processed: a retried job must not import twice
     Upload.objects.filter(pk=upload.pk).update(status=Upload.Status.RUNNING, error="")
     path = storage.path_for(settings.SOURCES_DIR, upload.source.sha256)
-    report = ingest.Report()
+    report = formats.Report()
     batch = _Batch(upload=upload, seen={}, report=report, rows=[])
     count = 0
     try:
         with transaction.atomic():
-            records = ingest.read_records(path, upload.original_name, report,
+            records = formats.read_records(path, upload.original_name, report,
                                           default_language=upload.language, limits=limits())
             for count, record in enumerate(records, start=1):  # noqa: B007 - count is used after the loop
                 batch.add(record)
@@ -159,18 +160,13 @@ def _finish(upload: Upload, status: str, *, count: int = 0, problems=(), notices
 
 def upload_fail(*, upload_id: int, error: str) -> None:
     """Mark an upload failed because the program (not the file) failed. Its documents were rolled back."""
-    Upload.objects.filter(pk=upload_id).exclude(status__in=[Upload.Status.COMPLETE, Upload.Status.REJECTED]).update(
-        status=Upload.Status.FAILED, finished_at=timezone.now(), error=error[:5000]
-    )
+    background.mark_failed(Upload, upload_id, error, final=(Upload.Status.COMPLETE, Upload.Status.REJECTED))
 
 
 def upload_enqueue(*, upload: Upload) -> Upload:
-    from dedup_site.queues import enqueue
-
-    upload.job_id = enqueue("screening.jobs.upload_job", upload.pk, kind="upload",
-                            on_failure="screening.jobs.upload_job_failed")
-    Upload.objects.filter(pk=upload.pk).update(job_id=upload.job_id)
-    return upload
+    """Queue the import; QueueUnavailable (the upload then failed, saying why) when Redis is away."""
+    return background.start(upload, "screening.jobs.upload_job", on_failure="screening.jobs.upload_job_failed",
+                            kind="upload", fail=lambda error: upload_fail(upload_id=upload.pk, error=error))
 
 
 def sources_verify() -> list[tuple[SourceFile, str]]:

@@ -22,6 +22,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from dedup_site.csvcells import neutralise
 from dedup_site.private_files import create_private
 
 FORMAT = "dedup-review-sheet-v2"  # v2: a row's record may also be "self-arbitration"; rows in time order
@@ -35,14 +36,7 @@ COLUMNS = [
     "minhash_estimate", "revision_signals", "reviewer", "verdict", "reason", "retained_version", "related_source",
     "reviewed_at", "signed_at", "arbitration_status", "final_verdict", "arbiter", "arbitrated_at", "chain",
 ]
-DANGEROUS = ("=", "+", "-", "@", "\t", "\r", "\n")
 GENESIS = "0" * 64
-
-
-def neutralise(value: object) -> str:
-    """Text a spreadsheet shows but never runs: a cell starting with = + - @ tab CR LF gets a leading '."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(DANGEROUS) else text
 
 
 def _chain(previous: str, cells: list[str]) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
+from django.conf import settings
+from django.utils.module_loading import import_string
 from rq import Worker
 
 
@@ -12,13 +16,12 @@ class WorkHorseKilled(Exception):
 class DedupWorker(Worker):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Loaded once here, before any work-horse is forked, instead of once per job in every horse.
-        import screening.jobs  # noqa: F401
-        import screening.near  # noqa: F401
-        import screening.runs  # noqa: F401
-        from screening.engine import fast
-
-        fast.warm()
+        # Loaded once here, before any work-horse is forked, instead of once per job in every horse. The apps'
+        # job modules are named by setting: this layer does not import the apps above it.
+        for module in settings.DEDUP_WORKER_PRELOAD:
+            import_module(module)
+        for warm in settings.DEDUP_WORKER_WARM:
+            import_string(warm)()
 
     def handle_work_horse_killed(self, job, retpid, ret_val, rusage):
         # RQ runs a job's failure callback only when the job raises. When its work-horse is killed the job

@@ -9,7 +9,7 @@ import numpy as np
 from datasketch import LeanMinHash, MinHash
 
 from screening.engine import lsh
-from screening.engine.normalize import DEFAULT_POLICY, get_policy
+from screening.engine.normalize import DEFAULT_POLICY, Policy, get_policy
 from screening.engine.shingle import ShingleSpec
 
 SCHEME = "affine32"  # datasketch's default since 2.0; the compiled signer implements exactly this one
@@ -55,6 +55,11 @@ class NearConfig:
     @property
     def spec(self) -> ShingleSpec:
         return ShingleSpec.parse(self.shingle)
+
+    @property
+    def normalizer(self) -> Policy:
+        """The normalisation policy this configuration names."""
+        return get_policy(self.policy)
 
     @property
     def probability_at_threshold(self) -> float:

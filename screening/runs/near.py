@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.conf import settings
 
-from screening.engine import explain, fast, lsh, revision
-from screening.engine import near as engine
+from screening.engine import explain, fast, lsh, minhash, revision
 from screening.engine.lsh_index import PersistentIndex
 from screening.engine.normalize import get_policy
 from screening.engine.shingle import VerifyKey
@@ -58,12 +57,12 @@ def verify_key() -> VerifyKey:
     return VerifyKey.derive(settings.SECRET_KEY.encode())
 
 
-def verification_hashes(body: str, config: engine.NearConfig) -> np.ndarray:
+def verification_hashes(body: str, config: minhash.NearConfig) -> np.ndarray:
     """The keyed shingle hashes exact Jaccard, template scores and the audit compare (see engine.shingle)."""
     return fast.verify_hashes(body, get_policy(config.policy), config.spec, verify_key())
 
 
-def _hashes_for(pks: list[int], config: engine.NearConfig, bodies: dict | None = None) -> dict[int, np.ndarray]:
+def _hashes_for(pks: list[int], config: minhash.NearConfig, bodies: dict | None = None) -> dict[int, np.ndarray]:
     """Verification hashes of the given documents (and their bodies into `bodies`, when given)."""
     out = {}
     for chunk in _batches(pks):
@@ -74,20 +73,20 @@ def _hashes_for(pks: list[int], config: engine.NearConfig, bodies: dict | None =
     return out
 
 
-def compute_signatures(pks: list[int], config: engine.NearConfig) -> Iterator[tuple[DocumentSignature, str]]:
+def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[tuple[DocumentSignature, str]]:
     """For each document (bodies read in batches): its signature row, not yet saved, and its body. A document
     without shingles gets a row with empty values."""
     policy, spec = get_policy(config.policy), config.spec
-    perms = engine.permutations(config.num_perm, config.seed, config.scheme)
+    perms = minhash.permutations(config.num_perm, config.seed, config.scheme)
     for chunk in _batches(pks):
         for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):
             hashes = fast.shingle_hashes(body, policy, spec)
-            values = engine.to_bytes(fast.signature(hashes, perms), config) if hashes.size else b""
+            values = minhash.to_bytes(fast.signature(hashes, perms), config) if hashes.size else b""
             yield DocumentSignature(document_id=pk, key=config.signature_key, seed=config.seed, scheme=config.scheme,
                                     shingle_count=int(hashes.size), values=values), body
 
 
-def store_signatures(pks: list[int], config: engine.NearConfig) -> int:
+def store_signatures(pks: list[int], config: minhash.NearConfig) -> int:
     """Compute and store the signatures of these documents that have none under this key (a chunk job's
     work; idempotent). Returns how many were computed."""
     computed = 0
@@ -106,7 +105,7 @@ def template_sample(representatives: list[int]) -> set[int]:
     return set(representatives[::step])
 
 
-def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: set[int] | None = None
+def sign(pks: list[int], config: minhash.NearConfig, report: Progress, sampled: set[int] | None = None
          ) -> tuple[list[int], np.ndarray, dict[int, np.ndarray], int, int]:
     """Signatures of these documents (reused when stored under the same key, else computed and stored).
 
@@ -140,7 +139,7 @@ def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: s
             if not count:
                 empty += 1  # no shingle, no signature: never paired, not even with another empty one
                 continue
-            matrix[len(signed)] = engine.from_bytes(data, config)
+            matrix[len(signed)] = minhash.from_bytes(data, config)
             signed.append(pk)
         report(done * BATCH / max(len(pks), 1), "sign")
     unsampled = [pk for pk in signed if pk in sampled and pk not in sample_hashes]
@@ -149,7 +148,7 @@ def sign(pks: list[int], config: engine.NearConfig, report: Progress, sampled: s
 
 
 def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray], template: np.ndarray,
-            doc_ids: dict[int, str], config: engine.NearConfig, report: Progress) -> tuple[list[NearPair], int]:
+            doc_ids: dict[int, str], config: minhash.NearConfig, report: Progress) -> tuple[list[NearPair], int]:
     """Exact Jaccard of every candidate pair (document pks); those at or above the storage floor are kept with
     their estimate, template scores and revision signals. Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
@@ -166,7 +165,7 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
         if doc_ids[left] > doc_ids[right]:
             left, right = right, left
         found = revision.signals(bodies[left], bodies[right])
-        pairs.append(NearPair(left, right, score, engine.estimate(signatures[left], signatures[right]), share,
+        pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
                               without, [[s.kind, s.left, s.right] for s in found]))
         if n % 5000 == 0:
             report(n / len(candidates), "verify")
@@ -175,7 +174,7 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
     return pairs, below_floor
 
 
-def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: engine.NearConfig, **stats
+def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: minhash.NearConfig, **stats
             ) -> NearResult:
     scores = np.array([p.jaccard for p in pairs], dtype=float)
     histogram, _ = np.histogram(scores, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
@@ -197,7 +196,7 @@ class Candidates:
     matrix: np.ndarray  # their signatures
 
 
-def near_candidates(representatives: list[int], config: engine.NearConfig, report: Progress) -> Candidates:
+def near_candidates(representatives: list[int], config: minhash.NearConfig, report: Progress) -> Candidates:
     """Sign the representatives (reusing stored signatures), band them, and estimate the template."""
     signed, matrix, sample, empty, computed = sign(representatives, config, report)
     report(0.0, "band")
@@ -211,7 +210,7 @@ def near_candidates(representatives: list[int], config: engine.NearConfig, repor
     }, signed, matrix)
 
 
-def verify(found: Candidates, doc_ids: dict[int, str], config: engine.NearConfig,
+def verify(found: Candidates, doc_ids: dict[int, str], config: minhash.NearConfig,
            report: Progress) -> tuple[list[NearPair], int]:
     """Verify every candidate in this job, with the signatures and doc_ids it already holds."""
     involved = {pk for pair in found.pairs for pk in pair}
@@ -219,7 +218,7 @@ def verify(found: Candidates, doc_ids: dict[int, str], config: engine.NearConfig
     return _verify(found.pairs, signatures, found.template, doc_ids, config, report)
 
 
-def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: engine.NearConfig,
+def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: minhash.NearConfig,
                  report: Progress) -> tuple[list[NearPair], int]:
     """Verify some candidate pairs on their own (a chunk job): signatures and doc_ids come from the database."""
     involved = sorted({pk for pair in pairs for pk in pair})
@@ -229,7 +228,7 @@ def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: eng
     return _verify(pairs, _stored_signatures(involved, config), template, doc_ids, config, report)
 
 
-def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats: dict, config: engine.NearConfig,
+def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats: dict, config: minhash.NearConfig,
                 doc_ids: dict[int, str]) -> NearResult:
     """Verified pairs (from one job or gathered from chunks) as the run's near result, in a fixed order."""
     pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
@@ -246,16 +245,16 @@ class IndexUpdate:
     size: int
 
 
-def _stored_signatures(pks: list[int], config: engine.NearConfig) -> dict[int, np.ndarray]:
+def _stored_signatures(pks: list[int], config: minhash.NearConfig) -> dict[int, np.ndarray]:
     out = {}
     for chunk in _batches(pks):
         for pk, values in DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key,
                                                            shingle_count__gt=0).values_list("document_id", "values"):
-            out[pk] = engine.from_bytes(bytes(values), config)
+            out[pk] = minhash.from_bytes(bytes(values), config)
     return out
 
 
-def open_index(corpus: Corpus, config: engine.NearConfig) -> tuple[LshIndex, PersistentIndex]:
+def open_index(corpus: Corpus, config: minhash.NearConfig) -> tuple[LshIndex, PersistentIndex]:
     """The corpus's index for this configuration, created on first use. A configuration change (policy,
     shingles, num_perm, seed, scheme, bands, rows) gets an index of its own; the Redis side refuses a mismatch."""
     from dedup_site.queues import redis_kwargs
@@ -268,7 +267,7 @@ def open_index(corpus: Corpus, config: engine.NearConfig) -> tuple[LshIndex, Per
 
 
 def incremental_pass(corpus: Corpus, upload_ids: list[int], representatives: list[int], doc_ids: dict[int, str],
-                     config: engine.NearConfig, report: Progress) -> tuple[NearResult, IndexUpdate]:
+                     config: minhash.NearConfig, report: Progress) -> tuple[NearResult, IndexUpdate]:
     """The near pass through the corpus's persistent index: only documents of uploads not yet indexed are
     signed, inserted and looked up; candidates found by earlier runs are carried over. Verification is the full
     run's, so the pairs equal those of a full run over the same documents."""

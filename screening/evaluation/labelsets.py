@@ -1,0 +1,71 @@
+"""Label sets: imported from a CSV (all or nothing, every problem named), or made from a run's settled
+verdicts. Both are kept as they were made (guarded in the database)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from screening.engine import labelcsv
+from screening.ingest import storage
+from screening.models import CandidatePair, Corpus, Document, Label, LabelSet, ScreeningRun, SourceFile
+
+
+class EvaluationRefused(Exception):
+    """An evaluation, label set or audit that cannot be made as asked; the message says why."""
+
+
+class LabelsRejected(Exception):
+    def __init__(self, problems: list[str]):
+        super().__init__(f"{len(problems)} problem(s)")
+        self.problems = problems
+
+def labelset_import(*, corpus: Corpus, data: bytes, original_name: str, name: str = "", user=None) -> LabelSet:
+    """Store a labels CSV for the corpus: every row or none. Problems name their line."""
+    original_name = Path(original_name).name
+    name = (name or Path(original_name).stem).strip()[:100]
+    rows, problems, notices = labelcsv.read_labels(data, original_name)
+    if LabelSet.objects.filter(corpus=corpus, name=name).exists():
+        problems.append(f"a label set named {name!r} already exists in corpus {corpus.name}; choose another name")
+    ids = {r.left_id for r in rows} | {r.right_id for r in rows}
+    pks = dict(Document.objects.filter(corpus=corpus, doc_id__in=ids).values_list("doc_id", "pk"))
+    for r in rows:
+        for doc_id in (r.left_id, r.right_id):
+            if doc_id not in pks:
+                problems.append(f"{original_name} line {r.line}: unknown doc_id {doc_id!r} in corpus {corpus.name}")
+    if problems:
+        raise LabelsRejected(problems)
+    sha, size, _ = storage.store_chunks(settings.SOURCES_DIR, [data])
+    source, _ = SourceFile.objects.get_or_create(sha256=sha, defaults={"size": size})
+    with transaction.atomic():
+        label_set = LabelSet.objects.create(
+            corpus=corpus, name=name, source=source, original_name=original_name, uploaded_by=user, notices=notices,
+            size=len(rows), positives=sum(r.label for r in rows),
+        )
+        Label.objects.bulk_create(
+            Label(label_set=label_set, left_id=pks[r.left_id], right_id=pks[r.right_id], label=r.label,
+                  reason=r.reason, split=r.split, line=r.line) for r in rows
+        )
+    return label_set
+
+def labelset_from_verdicts(*, run: ScreeningRun, user=None) -> LabelSet:
+    """Settled pairs of a run as labels: merge-entry → 1; keep-both, public-quote, valid-revision → 0
+    (arbitrated pairs use the arbiter's decision, which is their final verdict)."""
+    settled = list(CandidatePair.objects.filter(run=run, status="settled").values_list(
+        "left_id", "right_id", "final_verdict"))
+    if not settled:
+        raise EvaluationRefused(f"run {run.pk} has no settled pair yet")
+    with transaction.atomic():
+        count = LabelSet.objects.filter(corpus=run.corpus, name__startswith=f"verdicts of run {run.pk}").count()
+        label_set = LabelSet.objects.create(
+            corpus=run.corpus, name=f"verdicts of run {run.pk}" + (f" ({count + 1})" if count else ""),
+            from_run=run, uploaded_by=user, size=len(settled),
+            positives=sum(v == "merge-entry" for _, _, v in settled),
+        )
+        Label.objects.bulk_create(
+            Label(label_set=label_set, left_id=a, right_id=b, label=int(v == "merge-entry"), reason=f"verdict {v}")
+            for a, b, v in settled
+        )
+    return label_set

@@ -1,0 +1,2 @@
+"""Getting documents in: the formats and their rules (`formats`, no Django), the read-only store of source
+files (`storage`, no Django), and the upload services (`uploads`)."""

@@ -1,0 +1,203 @@
+"""Spreading a run over workers on any number of machines. Signing and verification go to chunk jobs (each
+retried twice; one failing for good fails the run); what the chunks and the banding job find is staged in
+Redis under `dedup:run:<id>:…` until the publishing job writes it all in one transaction. The only module
+that knows these keys."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+import traceback
+
+import numpy as np
+from django.conf import settings
+
+from dedup_site import progress
+from dedup_site.queues import get_queue
+from screening.models import ScreeningRun
+from screening.runs import near, pipeline
+from screening.runs.exact import ExactResult
+from screening.runs.lifecycle import (
+    STAGES,
+    documents_of,
+    near_config_of,
+    run_fail,
+    run_mark_running,
+    verification_key_check,
+)
+from screening.runs.publish import run_publish
+from screening.runs.selectors import run_summary
+
+CHUNK_FAILED = "a chunk job failed for good"
+
+
+def _key(run_id: int, name: str) -> str:
+    return f"dedup:run:{run_id}:{name}"
+
+
+def _connection():
+    return get_queue().connection
+
+
+def _report_stages(run_id: int, stages: dict[str, float], stage: str) -> None:
+    total = sum(STAGES[name] for name in stages)
+    overall = sum(STAGES[name] * done for name, done in stages.items()) / total
+    progress.report("run", run_id, overall, stage, stages=stages)
+
+
+def _fan_out(run_id: int, function: str, chunks: list, then: str, phase: str) -> None:
+    """Queue one chunk job per chunk (retried twice; one failing for good fails the run), and `then` after all."""
+    from rq import Callback, Retry
+
+    queue = get_queue()
+    queue.connection.delete(_key(run_id, f"{phase}-done"))
+    queue.connection.set(_key(run_id, f"{phase}-chunks"), len(chunks), ex=progress.TTL)
+    jobs = [queue.enqueue(function, run_id, number, chunk, retry=Retry(max=2),
+                          on_failure=Callback("screening.jobs.chunk_failed"), job_timeout=settings.RQ_JOB_TIMEOUT)
+            for number, chunk in enumerate(chunks)]
+    queue.enqueue(then, run_id, depends_on=jobs, on_failure=Callback("screening.jobs.run_job_failed"),
+                  job_timeout=settings.RQ_JOB_TIMEOUT)
+
+
+def _chunk_done(run_id: int, phase: str) -> float:
+    """Count a finished chunk and record which worker did it; returns the phase's fraction done."""
+    from rq import get_current_job
+
+    job = get_current_job()
+    job.connection.sadd(_key(run_id, "workers"), getattr(job, "worker_name", "") or "unknown")
+    job.connection.expire(_key(run_id, "workers"), progress.TTL)
+    done = job.connection.incr(_key(run_id, f"{phase}-done"))
+    return done / int(job.connection.get(_key(run_id, f"{phase}-chunks")) or 1)
+
+
+def _workers(run_id: int) -> list[str]:
+    """The workers whose chunk jobs did part of the run (recorded with its results, in the same transaction)."""
+    return progress.members(_key(run_id, "workers"))
+
+
+def _failed_by_a_chunk(run: ScreeningRun) -> bool:
+    return run.status == ScreeningRun.Status.FAILED and run.error.startswith(CHUNK_FAILED)
+
+
+def chunk_failed_for_good(*, run_id: int, error: str) -> None:
+    run_fail(run_id=run_id, error=f"{CHUNK_FAILED}: {error}")
+
+
+def run_begin(*, run_id: int) -> str:
+    """Start a run: fan its signing out to chunk jobs when it is large, else go straight to screening."""
+    run = ScreeningRun.objects.get(pk=run_id)
+    _connection().delete(_key(run_id, "workers"), _key(run_id, "verified"))  # from an earlier attempt
+    chunks = pipeline.sign_chunks(run)
+    if not chunks:
+        return run_screen(run_id=run_id)
+    run_mark_running(run=run)
+    _fan_out(run_id, "screening.jobs.sign_chunk_job", chunks, then="screening.jobs.run_finish_job", phase="sign")
+    return f"run {run_id}: signing in {len(chunks)} chunk jobs"
+
+
+def sign_chunk(*, run_id: int, number: int, pks: list[int]) -> int:
+    run = ScreeningRun.objects.get(pk=run_id)
+    computed = near.store_signatures(pks, near_config_of(run))
+    _report_stages(run_id, {"exact": 0.0, "sign": _chunk_done(run_id, "sign")}, "sign")
+    return computed
+
+
+def run_screen(*, run_id: int) -> str:
+    """Exact pass, signatures, banding; then verification here, or in chunk jobs when there are many
+    candidates (a publishing job then ends the run)."""
+    run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
+    if _failed_by_a_chunk(run) or run.status == ScreeningRun.Status.COMPLETE:
+        return run_summary(run)
+    stages = {name: 0.0 for name in STAGES if run.near or name in ("exact", "publish")}
+
+    def report(fraction: float, stage: str) -> None:
+        stages[stage] = fraction
+        _report_stages(run_id, stages, stage)
+
+    clock = pipeline.StageClock(report)
+    try:
+        screened = pipeline.screen(run=run, report=clock.report)
+        if pipeline.needs_chunks(screened):
+            _stage(run_id, screened, clock.seconds())
+            return f"run {run_id}: verifying in chunk jobs"
+        outcome = screened.outcome
+        if outcome is None:
+            config = near_config_of(run)
+            pairs, below_floor = near.verify(screened.candidates, screened.doc_ids, config, clock.report)
+            outcome = pipeline.outcome_of(screened, pairs, below_floor, config)
+        outcome.seconds = clock.seconds()
+        run = run_publish(run=run, outcome=outcome, workers=lambda: _workers(run_id), report=clock.report)
+    except Exception:
+        run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
+        raise
+    return run_summary(run)
+
+
+def _stage(run_id: int, screened: pipeline.Screened, seconds: dict[str, float]) -> None:
+    """Keep what the publishing job needs (the exact groups, the banding's figures, the template) and queue
+    a verification job per chunk of candidates."""
+    found, size = screened.candidates, settings.DEDUP_VERIFY_CHUNK
+    connection = _connection()
+    connection.delete(_key(run_id, "verified"))
+    connection.set(_key(run_id, "template"), found.template.astype("<u8").tobytes(), ex=progress.TTL)
+    connection.set(_key(run_id, "staged"), json.dumps({
+        "candidates": len(found.pairs), "stats": found.stats, "run_stats": screened.stats, "seconds": seconds,
+        "at": time.time(), "exact": screened.exact.as_json(),
+    }), ex=progress.TTL)
+    chunks = [found.pairs[i : i + size] for i in range(0, len(found.pairs), size)]
+    _fan_out(run_id, "screening.jobs.verify_chunk_job", chunks, then="screening.jobs.run_publish_job",
+             phase="verify")
+
+
+def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
+    from rq import get_current_job
+
+    run = ScreeningRun.objects.get(pk=run_id)
+    verification_key_check(run)
+    connection = get_current_job().connection
+    template = np.frombuffer(connection.get(_key(run_id, "template")) or b"", dtype="<u8")
+    found, below_floor = near.verify_chunk([tuple(p) for p in pairs], template, near_config_of(run),
+                                           lambda fraction, stage: None)
+    # Keyed by chunk number: a chunk run twice (retried after a kill) leaves one result.
+    connection.hset(_key(run_id, "verified"), str(number), json.dumps(
+        {"pairs": [dataclasses.astuple(p) for p in found], "below_floor": below_floor}))
+    connection.expire(_key(run_id, "verified"), progress.TTL)
+    _report_stages(run_id, {"exact": 1.0, "sign": 1.0, "band": 1.0, "verify": _chunk_done(run_id, "verify")},
+                   "verify")
+    return len(found)
+
+
+def run_gather(*, run_id: int) -> str:
+    """Gather what the verification chunks found and publish the run (in one transaction)."""
+    run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
+    if _failed_by_a_chunk(run) or run.status == ScreeningRun.Status.COMPLETE:
+        return run_summary(run)
+    connection = _connection()
+    raw = connection.get(_key(run_id, "staged"))
+    if raw is None:
+        raise RuntimeError("the run's verification results are gone from Redis (restarted without persistence?); "
+                           "run it again")
+    staged = json.loads(raw)
+    chunks = [json.loads(v) for v in connection.hvals(_key(run_id, "verified"))]
+    stages = dict.fromkeys(STAGES, 1.0)
+
+    def report(fraction: float, stage: str) -> None:
+        if stage == "publish":
+            stages[stage] = fraction
+            _report_stages(run_id, stages, stage)
+
+    try:
+        doc_ids = dict(documents_of(run).order_by("pk").values_list("pk", "doc_id"))
+        screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"], doc_ids)
+        outcome = pipeline.outcome_of(
+            screened, [near.NearPair(*p) for chunk in chunks for p in chunk["pairs"]],
+            sum(chunk["below_floor"] for chunk in chunks), near_config_of(run), stats=staged["stats"],
+            candidates=staged["candidates"])
+        outcome.seconds = dict(staged["seconds"], verify=round(time.time() - staged["at"], 3))
+        run = run_publish(run=run, outcome=outcome, workers=lambda: _workers(run_id), report=report)
+    except Exception:
+        run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
+        raise
+    connection.delete(_key(run_id, "verified"), _key(run_id, "template"), _key(run_id, "staged"))
+    return run_summary(run)

@@ -1,0 +1,135 @@
+"""A run's life: recorded with its configuration, versions and input manifest, queued, retried, failed."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from importlib import metadata
+
+import django
+from django.utils import timezone
+
+import dedup_site
+from dedup_site import background
+from screening.engine import contract
+from screening.engine.minhash import NearConfig
+from screening.models import Corpus, Document, ScreeningRun, Upload
+from screening.runs.near import verify_key
+
+STAGES = {"exact": 0.15, "sign": 0.5, "band": 0.1, "verify": 0.2, "publish": 0.05}  # share of a run's time
+
+
+class RunRefused(Exception):
+    """A run cannot be started as asked (no documents, no pass chosen...)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run is asked to do. The form, the command and the service take their defaults from here and
+    from NearConfig, and check them with `checked`."""
+
+    exact: bool = True
+    near: bool = False
+    incremental: bool = False
+    reviews_required: int = 1
+    near_config: NearConfig = field(default_factory=NearConfig)
+
+    def checked(self) -> RunOptions:
+        """These options, validated, with b × r chosen for the threshold; RunRefused says what is wrong."""
+        if not (self.exact or self.near):
+            raise RunRefused("choose at least one pass (exact or near)")
+        if self.incremental and not self.near:
+            raise RunRefused("an incremental run needs the near pass")
+        if not 1 <= self.reviews_required <= 10:
+            raise RunRefused("reviews required per pair must be 1-10")
+        if not self.near:
+            return self
+        try:
+            return RunOptions(self.exact, self.near, self.incremental, self.reviews_required,
+                              self.near_config.resolved())
+        except ValueError as error:
+            raise RunRefused(str(error)) from error
+
+
+def library_versions() -> dict[str, str]:
+    return {
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "datasketch": metadata.version("datasketch"),
+        "rq": metadata.version("rq"),
+    }
+
+
+def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
+               incremental: bool = False, reviews_required: int = 1, user=None) -> ScreeningRun:
+    """Record a queued run with its configuration, versions and input manifest (not yet enqueued).
+
+    An incremental run keeps the corpus's LSH index for its configuration and signs and looks up only the
+    documents of uploads the index has not seen; its pairs are those a full run would give."""
+    options = RunOptions(exact, near, incremental, reviews_required, near_config or NearConfig()).checked()
+    config: dict = {"passes": ["exact"] * exact + ["near"] * near, "incremental": incremental}
+    if near:
+        config["near"] = options.near_config.as_dict()
+        config["verification_key"] = verify_key().fingerprint
+    uploads = (
+        Upload.objects.filter(corpus=corpus, status=Upload.Status.COMPLETE)
+        .select_related("source").order_by("pk")
+    )
+    manifest = [
+        {"upload": u.pk, "name": u.original_name, "sha256": u.source.sha256, "documents": u.document_count}
+        for u in uploads
+    ]
+    if not any(entry["documents"] for entry in manifest):
+        raise RunRefused(f"corpus {corpus.name} has no imported documents yet")
+    return ScreeningRun.objects.create(
+        corpus=corpus, exact=exact, near=near, config=config,
+        contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
+        manifest=manifest, started_by=user, reviews_required=reviews_required,
+    )
+
+
+def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
+    """Queue the run's first job; QueueUnavailable (the run then failed, saying why) when Redis is away."""
+    return background.start(run, "screening.jobs.run_job", on_failure="screening.jobs.run_job_failed",
+                            kind="run", fail=lambda error: run_fail(run_id=run.pk, error=error))
+
+
+def run_start(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
+              incremental: bool = False, reviews_required: int = 1, user=None) -> ScreeningRun:
+    run = run_create(corpus=corpus, exact=exact, near=near, near_config=near_config, incremental=incremental,
+                     reviews_required=reviews_required, user=user)
+    return run_enqueue(run=run)
+
+
+def run_retry(*, run: ScreeningRun) -> ScreeningRun:
+    """Queue a failed run again. It has no results (they are written only on success)."""
+    if run.status != ScreeningRun.Status.FAILED:
+        raise RunRefused(f"run {run.pk} is {run.status}; only a failed run can be run again")
+    ScreeningRun.objects.filter(pk=run.pk).update(status=ScreeningRun.Status.QUEUED, error="", finished_at=None)
+    run.refresh_from_db()
+    return run_enqueue(run=run)
+
+def run_fail(*, run_id: int, error: str) -> None:
+    """Mark the run failed (it shows nothing: results are written only on success) and say why."""
+    background.mark_failed(ScreeningRun, run_id, error)
+
+def run_mark_running(*, run: ScreeningRun) -> None:
+    ScreeningRun.objects.filter(pk=run.pk).update(status=ScreeningRun.Status.RUNNING, started_at=timezone.now(),
+                                                  error="")
+
+def verification_key_check(run: ScreeningRun) -> None:
+    """Every process that verifies a run's pairs must hash with the key the run was started with (the same
+    DJANGO_SECRET_KEY): with another, scores and template shingles would silently disagree."""
+    expected = run.config.get("verification_key")
+    if expected and expected != verify_key().fingerprint:
+        raise RunRefused(f"run {run.pk} was started with verification key {expected}, but this worker's is "
+                         f"{verify_key().fingerprint}: give every web and worker process the same "
+                         f"DJANGO_SECRET_KEY")
+
+def near_config_of(run: ScreeningRun) -> NearConfig:
+    return NearConfig(**run.config["near"])
+
+
+def documents_of(run: ScreeningRun):
+    """The run's documents: those of the uploads in its manifest (later uploads are not part of it)."""
+    return Document.objects.filter(corpus=run.corpus, upload_id__in=run.upload_ids)

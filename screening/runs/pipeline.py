@@ -1,0 +1,126 @@
+"""A run's work from its documents to its results, in steps that the in-process path (`run_execute`) and
+the fan-out over workers (`fanout`) share:
+
+    sign_chunks → screen (exact pass, signatures, banding) → verify → publish.run_publish
+
+The exact pass runs once per run; a fanned-out run stages its result for the publishing job.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from screening.models import ScreeningRun
+from screening.runs import near
+from screening.runs.exact import ExactResult, exact_pass
+from screening.runs.lifecycle import documents_of, near_config_of, verification_key_check
+from screening.runs.publish import Outcome, run_publish
+
+Progress = Callable[[float, str], None]  # (fraction of the stage done, stage name)
+
+
+class StageClock:
+    """Passes progress on, and notes when each stage first reported: the seconds each stage took."""
+
+    def __init__(self, on_progress: Progress | None = None):
+        self.outer = on_progress or (lambda fraction, stage: None)
+        self.began: dict[str, float] = {}
+
+    def report(self, fraction: float, stage: str) -> None:
+        self.began.setdefault(stage, time.perf_counter())
+        self.outer(fraction, stage)
+
+    def seconds(self) -> dict[str, float]:
+        began = dict(self.began, end=time.perf_counter())
+        order = sorted(began, key=began.get)
+        return {a: round(began[b] - began[a], 3) for a, b in zip(order, order[1:], strict=False)}
+
+
+@dataclass
+class Screened:
+    """A run up to verification: its outcome when nothing is left to verify (exact only, incremental), else
+    the LSH candidates of its near pass."""
+
+    exact: ExactResult
+    stats: dict
+    doc_ids: dict[int, str]
+    candidates: near.Candidates | None = None
+    outcome: Outcome | None = None
+
+
+def sign_chunks(run: ScreeningRun) -> list[list[int]]:
+    """The run's unsigned documents in chunks for parallel signing jobs; [] when one job is enough."""
+    if not run.near:
+        return []
+    config = near_config_of(run)
+    missing = list(documents_of(run).exclude(signatures__key=config.signature_key).order_by("pk")
+                   .values_list("pk", flat=True))
+    size = settings.DEDUP_SIGN_CHUNK
+    if len(missing) <= size:
+        return []
+    return [missing[i : i + size] for i in range(0, len(missing), size)]
+
+
+
+def screen(*, run: ScreeningRun, report: Progress) -> Screened:
+    """Mark the run running, do the exact pass, then sign and band the near pass's representatives (an
+    incremental run also verifies, through its persistent index)."""
+    verification_key_check(run)
+    ScreeningRun.objects.filter(pk=run.pk).update(
+        status=ScreeningRun.Status.RUNNING, started_at=timezone.now(), error="", attempts=F("attempts") + 1)
+    stats: dict = {"documents": documents_of(run).count()}
+    # Exact groups are always found: the near pass signs one representative per group.
+    report(0.0, "exact")
+    exact = exact_pass(run, report)
+    report(1.0, "exact")
+    if run.exact:
+        stats.update(exact_groups=len(exact.groups), exact_singletons=exact.singletons,
+                     exact_grouped_documents=sum(len(g.members) for g in exact.groups))
+    if not run.near:
+        return Screened(exact, stats, {}, outcome=Outcome(exact, stats))
+    config = near_config_of(run)
+    duplicates = exact.duplicates
+    doc_ids = dict(documents_of(run).order_by("pk").values_list("pk", "doc_id"))
+    representatives = [pk for pk in doc_ids if pk not in duplicates]
+    if run.config.get("incremental"):
+        result, update = near.incremental_pass(run.corpus, run.upload_ids, representatives, doc_ids, config, report)
+        stats["near"] = result.stats
+        return Screened(exact, stats, doc_ids, outcome=Outcome(exact, stats, result, update, doc_ids))
+    return Screened(exact, stats, doc_ids, candidates=near.near_candidates(representatives, config, report))
+
+
+def outcome_of(screened: Screened, pairs: list[near.NearPair], below_floor: int, config,
+               stats: dict | None = None, candidates: int | None = None) -> Outcome:
+    """The run's outcome once its candidates are verified: here (the banding's figures are at hand), or
+    gathered from chunk jobs (`stats` and `candidates` as the banding job staged them)."""
+    found = screened.candidates
+    result = near.near_result(pairs, below_floor, len(found.pairs) if found else candidates or 0,
+                              found.stats if found else stats or {}, config, screened.doc_ids)
+    return Outcome(screened.exact, {**screened.stats, "near": result.stats}, result, None, screened.doc_ids)
+
+
+def needs_chunks(screened: Screened) -> bool:
+    """Whether verification is worth spreading over chunk jobs."""
+    return screened.candidates is not None and len(screened.candidates.pairs) > settings.DEDUP_VERIFY_CHUNK
+
+
+def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
+    """The whole run in this process (`screen --sync`, a run small enough for one worker): its results are
+    published at once, with its status, in one transaction."""
+    if run.status == ScreeningRun.Status.COMPLETE:
+        return run  # a retried job must not publish twice
+    clock = StageClock(on_progress)
+    screened = screen(run=run, report=clock.report)
+    outcome = screened.outcome
+    if outcome is None:
+        config = near_config_of(run)
+        pairs, below_floor = near.verify(screened.candidates, screened.doc_ids, config, clock.report)
+        outcome = outcome_of(screened, pairs, below_floor, config)
+    outcome.seconds = clock.seconds()
+    return run_publish(run=run, outcome=outcome, report=clock.report)

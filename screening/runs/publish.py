@@ -1,0 +1,119 @@
+"""Publishing a run: every result written at once, with the run's status, in one transaction."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from screening.engine import cluster, contract
+from screening.models import CandidatePair, Cluster, Document, ExactGroup, ExactGroupMember, ScreeningRun
+from screening.runs import near
+from screening.runs.exact import ExactResult
+
+WRITE_BATCH = 5000
+
+
+@dataclass
+class Outcome:
+    """What a run found, ready to publish."""
+
+    exact: ExactResult
+    stats: dict
+    near: near.NearResult | None = None
+    index_update: near.IndexUpdate | None = None
+    doc_ids: dict[int, str] = field(default_factory=dict)  # of the near pass's documents
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], list[str]] | None = None,
+                report: Callable[[float, str], None] = lambda fraction, stage: None) -> ScreeningRun:
+    """Write the clusters, exact groups and pairs, the index record and the run's status in one transaction:
+    a run that fails on the way shows nothing. `workers` names the workers whose chunk jobs took part."""
+    report(0.0, "publish")
+    started = time.perf_counter()
+    exact, stats = outcome.exact, dict(outcome.stats)
+    near_pairs = outcome.near.pairs if outcome.near is not None else []
+    names = outcome.doc_ids if run.near else {pk: doc_id for doc_id, pk in exact.doc_pks.items()}
+    threshold = run.config.get("near", {}).get("threshold", 1.0)
+    with transaction.atomic():
+        # Cluster numbers are known before any pair is written, so each pair is written once, complete.
+        number_of = _publish_clusters(run, (exact.edges if run.exact else []) + [
+            (p.left, p.right) for p in near_pairs if p.jaccard >= threshold], names)
+        stats["exact_pairs"] = _publish_exact(run, exact.groups, exact.doc_pks, number_of) if run.exact else 0
+        _publish_near(run, near_pairs, number_of)
+        if outcome.index_update is not None:
+            near.index_record(outcome.index_update)
+        stats["clusters"] = len(set(number_of.values()))
+        stats["seconds"] = {**outcome.seconds, "publish": round(time.perf_counter() - started, 3)}
+        if names := (workers() if workers else []):
+            stats["workers"] = names
+        ScreeningRun.objects.filter(pk=run.pk).update(
+            status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
+        )
+    report(1.0, "publish")
+    refresh_statistics()
+    run.refresh_from_db()
+    return run
+
+
+def _cluster_of(number_of: dict[int, int], left: int, right: int) -> int | None:
+    """A pair's cluster: the one holding both of its documents (a pair below the threshold may still have
+    both ends in one cluster through other pairs)."""
+    number = number_of.get(left)
+    return number if number is not None and number_of.get(right) == number else None
+
+def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dict[str, int],
+                   number_of: dict[int, int]) -> int:
+    rows = ExactGroup.objects.bulk_create(
+        (ExactGroup(run=run, representative_id=doc_pks[g.representative], sha256=g.digest, length=g.length,
+                    size=len(g.members)) for g in groups),
+        batch_size=WRITE_BATCH,
+    )
+    ExactGroupMember.objects.bulk_create(
+        (ExactGroupMember(group=row, document_id=doc_pks[m.doc_id], position=i)
+         for row, g in zip(rows, groups, strict=True) for i, m in enumerate(g.members)),
+        batch_size=WRITE_BATCH,
+    )
+    pairs = CandidatePair.objects.bulk_create(
+        (CandidatePair(run=run, left_id=doc_pks[m.doc_id], right_id=doc_pks[g.representative],
+                       pass_name=CandidatePair.Pass.EXACT, jaccard=1.0,
+                       cluster=_cluster_of(number_of, doc_pks[m.doc_id], doc_pks[g.representative]))
+         for g in groups for m in g.members[1:]),
+        batch_size=WRITE_BATCH,
+    )
+    return len(pairs)
+
+def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int]) -> None:
+    CandidatePair.objects.bulk_create(
+        (CandidatePair(run=run, left_id=p.left, right_id=p.right, pass_name=CandidatePair.Pass.NEAR,
+                       jaccard=p.jaccard, minhash_estimate=p.estimate, template_share=p.template_share,
+                       jaccard_without_template=p.jaccard_without_template, revision_signals=p.signals,
+                       has_signals=bool(p.signals), cluster=_cluster_of(number_of, p.left, p.right)) for p in pairs),
+        batch_size=WRITE_BATCH,
+    )
+
+def _publish_clusters(run: ScreeningRun, edges: list[tuple[int, int]], names: dict[int, str]) -> dict[int, int]:
+    """Connected components of the run's pairs at or above the review threshold (exact pairs score 1.0),
+    numbered largest first; returns each clustered document's number."""
+    number_of: dict[int, int] = {}
+    rows = []
+    for number, members in enumerate(cluster.components(edges), start=1):
+        members = sorted(members, key=names.__getitem__)
+        rows.append(Cluster(run=run, number=number, size=len(members), members=[[pk, names[pk]] for pk in members]))
+        number_of.update(dict.fromkeys(members, number))
+    Cluster.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    return number_of
+
+
+def refresh_statistics() -> None:
+    """Tell PostgreSQL's planner about the pairs just written and the documents imported before. Until
+    autovacuum gets there, stale statistics make it sort a whole run for one queue page (9 ms instead of
+    0.2 ms at 20,000 pairs) and scan every document to name the 50 pairs shown (10 ms instead of 0.3)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {CandidatePair._meta.db_table}, {Cluster._meta.db_table}, "
+                           f"{Document._meta.db_table}")
