@@ -121,7 +121,7 @@ def screen(corpus: str, workers: int) -> dict:
     sampler = PeakMemory([p.pid for p in procs])
     sampler.start()
     start = time.perf_counter()
-    run = runs.run_start(corpus=Corpus.objects.get(name=corpus), exact=True, near=True)
+    run = runs.run_start(corpus=Corpus.objects.get(name=corpus), options=runs.RunOptions(exact=True, near=True))
     seen: dict[str, float] = {}
     while ScreeningRun.objects.get(pk=run.pk).is_active:
         state = progress.read("run", run.pk) or {}

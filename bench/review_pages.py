@@ -117,9 +117,9 @@ def main() -> None:
     editor.groups.add(Group.objects.get(name="editors"))
     client = Client()
     client.force_login(editor)
-    from review import services
+    from review import selectors
 
-    _, cursor = services.queue_page(services.QueueFilter(run=run_id))
+    _, cursor = selectors.queue_page(selectors.QueueFilter(run=run_id))
     deep = CandidatePair.objects.filter(run_id=run_id).order_by("-jaccard", "id")[500_000 if args.pairs > 500_000
                                                                                     else args.pairs // 2]
     pair = CandidatePair.objects.filter(run_id=run_id).order_by("?").first()

@@ -63,7 +63,8 @@ def main() -> None:
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(workers)]
         time.sleep(3)
         start = time.perf_counter()
-        run = runs.run_start(corpus=Corpus.objects.get(name=f"w{workers}"), exact=True, near=True)
+        run = runs.run_start(corpus=Corpus.objects.get(name=f"w{workers}"),
+                             options=runs.RunOptions(exact=True, near=True))
         while ScreeningRun.objects.get(pk=run.pk).is_active:
             time.sleep(0.5)
         seconds = time.perf_counter() - start

@@ -2,8 +2,7 @@ from django import forms
 
 from dedup_site.http import MAX_ID
 from review.models import FINAL_VERDICTS, Retained, Verdict
-from review.selectors import BLIND_STATUSES, REVIEWED
-from review.services import STATUSES
+from review.selectors import BLIND_STATUSES, REVIEWED, STATUSES
 
 KEYS = {"keep-both": "k", "merge-entry": "m", "public-quote": "q", "valid-revision": "v", "arbitration": "a"}
 

@@ -1,4 +1,5 @@
-"""What a user may see of the review record (blind review).
+"""Reads of the review record for pages: the queue, a run's progress, the dashboard, what is left to sign,
+and what a user may see of it (blind review).
 
 Admins and arbiters see everything. A reviewer sees other reviewers' verdicts only on pairs they have
 judged themselves: on any other pair, a status that depends on those verdicts ("settled", "needs
@@ -7,15 +8,33 @@ arbitration") shows as "reviewed", and counts and agreement figures cover their 
 
 from __future__ import annotations
 
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+
+from dedup_site.http import MAX_ID
 from dedup_site.roles import sees_all_verdicts
+from review.kappa import cohen_kappa
+from review.models import WITHDRAWN, Arbitration, CurrentVerdict, Judgement, ReviewerSignature
+from screening.models import CandidatePair, ScreeningRun
 
 PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
+STATUSES = [PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED]
 CLUSTER_FLAG = "contradicts cluster"  # how a pair flagged by its cluster's other pairs is marked
 REVIEWED = "reviewed"  # has all its reviews (settled or waiting for an arbiter), shown to a blind reviewer
 BLIND_STATUSES = [PENDING, JUDGED, REVIEWED]
-
+PROGRESS_CACHE_SECONDS = 5
 
 sees_all = sees_all_verdicts  # the review app's name for the rule, which dedup_site.roles holds
+
+
+def status_label(status: str) -> str:
+    """A pair's review status as the pages show it ("needs arbitration"; an empty status is pending)."""
+    return status.replace("_", " ") or "pending"
 
 
 def shown_status(status: str, final_verdict: str, *, mine: str | bool, all_visible: bool, flag: str = ""
@@ -30,3 +49,261 @@ def shown_status(status: str, final_verdict: str, *, mine: str | bool, all_visib
             return SETTLED, mine if isinstance(mine, str) else ""
         return status, final_verdict
     return REVIEWED, ""
+
+
+# --- queue -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class QueueFilter:
+    corpus: str = ""
+    run: int | None = None
+    pass_name: str = ""
+    min_score: float | None = None
+    max_score: float | None = None
+    cluster: int | None = None
+    status: str = ""
+    signals: str = ""  # "yes" | "no" | ""
+    sort: str = "score"  # "score" | "cluster"
+    unjudged_by: object = None  # a user: only pairs without their current verdict
+
+    def apply(self, pairs: QuerySet) -> QuerySet:
+        # Runs are resolved first, so the pair query is a plain range on the (run, sort key) indexes.
+        runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
+        if self.corpus:
+            runs = runs.filter(corpus__name=self.corpus)
+        if self.run is not None:
+            runs = runs.filter(pk=self.run)
+        run_ids = list(runs.values_list("pk", flat=True))
+        pairs = pairs.filter(run_id=run_ids[0]) if len(run_ids) == 1 else pairs.filter(run_id__in=run_ids)
+        if self.pass_name:
+            pairs = pairs.filter(pass_name=self.pass_name)
+        if self.min_score is not None:
+            pairs = pairs.filter(jaccard__gte=self.min_score)
+        if self.max_score is not None:
+            pairs = pairs.filter(jaccard__lte=self.max_score)
+        if self.cluster is not None:
+            pairs = pairs.filter(cluster=self.cluster)
+        if self.status == REVIEWED:
+            pairs = pairs.filter(status__in=[SETTLED, NEEDS_ARBITRATION])
+        elif self.status:
+            pairs = pairs.filter(status=self.status)
+        if self.signals in ("yes", "no"):
+            pairs = pairs.filter(has_signals=self.signals == "yes")
+        if self.unjudged_by is not None:
+            mine = CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer=self.unjudged_by).exclude(
+                verdict=WITHDRAWN)
+            pairs = pairs.filter(~Exists(mine))
+        return pairs
+
+    def ordering(self) -> list:
+        if self.sort == "cluster":
+            return [F("cluster").asc(nulls_last=True), "id"]
+        return ["-jaccard", "id"]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    """What the queue shows of one pair: plain values, no model instances to build per row."""
+
+    pk: int
+    run_id: int
+    corpus: str
+    pass_name: str
+    jaccard: float
+    cluster: int | None
+    revision_signals: list
+    status: str
+    final_verdict: str
+    left: str  # doc_id
+    right: str  # doc_id
+    mine: str  # the current verdict of the reviewer asked about, "" when they have none
+
+    # Formatted here rather than by template filters: 50 rows of filters were a fifth of the page's CPU.
+    @property
+    def score(self) -> str:
+        return f"{self.jaccard:.3f}"
+
+    @property
+    def status_label(self) -> str:
+        return status_label(self.status)
+
+
+def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None, all_visible: bool = True
+               ) -> tuple[list[QueueRow], str]:
+    """One page of the queue after the keyset cursor `after`; returns the rows and the next cursor. With a
+    reviewer, each row says whether they have a current verdict on it; unless `all_visible`, rows they have
+    not judged show no status or verdict that others' verdicts decided (blind review)."""
+    pairs = flt.apply(CandidatePair.objects.all())
+    if after:
+        pairs = pairs.filter(_after(flt.sort, after))
+    # First the page's ids alone, a walk of the (run, sort key) index that no join or stale planner
+    # statistics can turn into a sort of the whole run; then those rows, without the document bodies.
+    ids = list(pairs.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
+    more = len(ids) > limit
+    rows = _rows_for_listing(ids[:limit], reviewer, all_visible)
+    return rows, _cursor(flt.sort, rows[-1]) if more and rows else ""
+
+
+def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -> list[QueueRow]:
+    """These pairs, in this order: one query by primary key, joined only for the two doc_ids and the
+    corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
+    pairs = CandidatePair.objects.filter(pk__in=ids)
+    if reviewer is not None:
+        pairs = pairs.annotate(mine=Subquery(CurrentVerdict.objects.filter(
+            pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN).values("verdict")[:1]))
+    else:
+        pairs = pairs.annotate(mine=Value(""))
+    found = {}
+    for values in pairs.values_list("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster",
+                                    "revision_signals", "status", "final_verdict", "left__doc_id", "right__doc_id",
+                                    "mine", "flag"):
+        mine = values[11] or ""
+        status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
+        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine)
+    return [found[pk] for pk in ids]
+
+
+def _cursor(sort: str, last: QueueRow) -> str:
+    if sort == "cluster":
+        return f"{last.cluster if last.cluster is not None else 'none'}:{last.pk}"
+    return f"{last.jaccard!r}:{last.pk}"
+
+
+class BadCursor(ValueError):
+    """A queue position that this program did not write (edited by hand, or from another sort)."""
+
+
+def _number(text: str, kind: type) -> int | float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise BadCursor(text) from None
+    if not math.isfinite(value) or abs(value) > MAX_ID:
+        raise BadCursor(text)
+    return value
+
+
+def _after(sort: str, cursor: str) -> Q:
+    """The pairs after a keyset cursor; BadCursor when the cursor is not one `_cursor` writes."""
+    # Written as a range plus an exclusion (not an OR of two ranges) so the index on the sort key is used.
+    value, _, pk = cursor.partition(":")
+    pk = _number(pk, int)
+    if sort == "cluster":
+        if value == "none":
+            return Q(cluster__isnull=True, id__gt=pk)
+        c = _number(value, int)
+        return (Q(cluster__gte=c) & ~Q(cluster=c, id__lte=pk)) | Q(cluster__isnull=True)
+    score = _number(value, float)
+    return Q(jaccard__lte=score) & ~Q(jaccard=score, id__lte=pk)
+
+
+# --- progress and dashboard --------------------------------------------------------------------------
+
+
+@dataclass
+class RunProgress:
+    run: ScreeningRun
+    total: int
+    by_status: dict[str, int]
+    mine: int
+    blind: bool = False  # the viewer may not tell settled pairs from those awaiting arbitration
+
+    @property
+    def judged(self) -> int:
+        return self.total - self.by_status.get(PENDING, 0)
+
+    @property
+    def reviewed(self) -> int:
+        """Pairs with all their reviews: settled or waiting for an arbiter."""
+        if self.blind:
+            return self.by_status.get(REVIEWED, 0)
+        return self.by_status.get(SETTLED, 0) + self.by_status.get(NEEDS_ARBITRATION, 0)
+
+
+def _progress_key(run_id: int) -> str:
+    return f"review:run-progress:{run_id}"
+
+
+def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind: bool = False) -> RunProgress:
+    """Pairs per status (cached for a few seconds: counting a million pairs on every click is slow) and
+    how many this reviewer has judged (always exact). A blind progress keeps only what verdicts do not
+    decide: pending, judged, reviewed."""
+    key = _progress_key(run.pk)
+    by_status = None if fresh else cache.get(key)
+    if by_status is None:
+        by_status = dict(CandidatePair.objects.filter(run=run).values_list("status").annotate(n=Count("id")))
+        cache.set(key, by_status, PROGRESS_CACHE_SECONDS)
+    mine = 0
+    if reviewer is not None:
+        mine = CurrentVerdict.objects.filter(run_id=run.pk, reviewer=reviewer).exclude(verdict=WITHDRAWN).count()
+    if blind:
+        by_status = {PENDING: by_status.get(PENDING, 0), JUDGED: by_status.get(JUDGED, 0),
+                     REVIEWED: by_status.get(SETTLED, 0) + by_status.get(NEEDS_ARBITRATION, 0)}
+        return RunProgress(run, sum(by_status.values()), by_status, mine, blind=True)
+    return RunProgress(run, sum(by_status.values()), by_status, mine)
+
+
+@dataclass
+class Dashboard:
+    progress: RunProgress
+    final_verdicts: dict[str, int]
+    per_reviewer: list[tuple[str, int, dict[str, int] | None]]  # (reviewer, judgements, current verdict counts)
+    agreement: list[tuple[str, str, float | None, int]] = field(default_factory=list)  # (a, b, kappa, shared)
+    backlog: int | None = 0
+    blind: bool = False
+
+
+def dashboard(run: ScreeningRun, viewer=None) -> Dashboard:
+    """The run's review figures. For a blind viewer (see selectors): final verdicts of the pairs they judged,
+    their own verdict counts, others' judgement counts only, and agreement between them and each other
+    reviewer over the pairs both judged."""
+    User = get_user_model()
+    blind = viewer is not None and not sees_all(viewer)
+    progress = run_progress(run, viewer, fresh=True, blind=blind)
+    current = defaultdict(dict)
+    for reviewer_id, pair_id, verdict in CurrentVerdict.objects.filter(run_id=run.pk).exclude(
+            verdict=WITHDRAWN).values_list("reviewer_id", "pair_id", "verdict"):
+        current[reviewer_id][pair_id] = verdict
+    if blind:  # the pairs they judged, each as it stands for them (see selectors.shown_status)
+        finals = Counter()
+        for pk, status, final, flag in CandidatePair.objects.filter(
+                pk__in=list(current[viewer.pk])).values_list("pk", "status", "final_verdict", "flag"):
+            status, final = shown_status(status, final, mine=current[viewer.pk][pk], all_visible=False, flag=flag)
+            if status == SETTLED:
+                finals[final] += 1
+        finals = dict(finals)
+    else:
+        finals = dict(CandidatePair.objects.filter(run=run, status=SETTLED).values_list("final_verdict")
+                      .annotate(n=Count("id")))
+    records = Judgement.objects.filter(pair__run=run).exclude(verdict=WITHDRAWN)
+    if blind:  # others' figures over the pairs the viewer judged too, as for agreement
+        records = records.filter(pair_id__in=list(current[viewer.pk]))
+    counts = dict(records.values_list("reviewer_id").annotate(n=Count("id")))
+    names = dict(User.objects.filter(pk__in=set(counts) | set(current)).values_list("pk", User.USERNAME_FIELD))
+    per_reviewer = sorted(
+        (names[r], counts.get(r, 0),
+         None if blind and r != viewer.pk else dict(Counter(current[r].values())))
+        for r in set(counts) | set(current)
+    )
+    reviewers = sorted(current, key=names.get)
+    agreement = []
+    for i, a in enumerate(reviewers):
+        for b in reviewers[i + 1 :]:
+            if blind and viewer.pk not in (a, b):
+                continue
+            kappa, shared = cohen_kappa(current[a], current[b])
+            if shared:
+                agreement.append((names[a], names[b], kappa, shared))
+    backlog = None if blind else progress.by_status.get(NEEDS_ARBITRATION, 0)
+    return Dashboard(progress, finals, per_reviewer, agreement, backlog, blind)
+
+
+def unsigned_count(reviewer) -> int:
+    last = ReviewerSignature.objects.filter(reviewer=reviewer).order_by("-signed_at").first()
+    judgements = Judgement.objects.filter(reviewer=reviewer)
+    arbitrations = Arbitration.objects.filter(arbiter=reviewer)
+    if last:
+        judgements = judgements.filter(created_at__gt=last.signed_at)
+        arbitrations = arbitrations.filter(created_at__gt=last.signed_at)
+    return judgements.count() + arbitrations.count()

@@ -16,6 +16,7 @@ urlpatterns = [
     path("arbitration/<int:pk>/", views.arbitrate, name="arbitrate"),
     path("runs/<int:run_id>/dashboard/", views.dashboard, name="dashboard"),
     path("corpora/<str:name>/settings/", views.policy, name="policy"),
+    path("runs/<int:pk>/labels-from-verdicts/", views.labels_from_verdicts, name="labels_from_verdicts"),
     path("sign/", views.sign, name="sign"),
     path("runs/<int:run_id>/sheets/", views.sheet_start, name="sheet_start"),
     path("sheets/<int:pk>/status/", views.sheet_status, name="sheet_status"),

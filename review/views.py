@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from dedup_site import accounts, background
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
-from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, permission_required
+from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
 from review import selectors, services
 from review.forms import (
     KEYS,
@@ -28,12 +28,13 @@ from review.forms import (
 from review.models import WITHDRAWN, CurrentVerdict, Judgement, ReviewerSignature, ReviewPolicy, SheetExport
 from review.sheets import sheet_exports, signing
 from screening import runs
-from screening.models import CandidatePair, Corpus, ScreeningRun, status_label
+from screening.evaluation.labelsets import EvaluationRefused
+from screening.models import CandidatePair, Corpus, ScreeningRun
 
 FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "sort"]
 
 
-def _filters(request, pair: CandidatePair | None = None) -> tuple[services.QueueFilter, str, QueueFilterForm]:
+def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.QueueFilter, str, QueueFilterForm]:
     """The queue filters from the query string (invalid values are ignored), and the string to carry them.
     With a pair, the filters stay in the pair's run: "next" after it never wanders into another run."""
     form = QueueFilterForm(request.GET, blind=not selectors.sees_all(request.user))
@@ -44,7 +45,7 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[services.Queue
     if pair is not None and data.get("run") != pair.run_id:
         data["run"] = pair.run_id
         data.pop("cluster", None)  # cluster numbers belong to a run
-    flt = services.QueueFilter(**{k: v for k, v in data.items() if k in services.QueueFilter.__dataclass_fields__})
+    flt = selectors.QueueFilter(**{k: v for k, v in data.items() if k in selectors.QueueFilter.__dataclass_fields__})
     carried = urlencode({k: data[k] for k in FILTER_KEYS if k in data})
     return flt, carried, form
 
@@ -55,19 +56,19 @@ def queue(request):
     flt, carried, form = _filters(request)
     all_visible = selectors.sees_all(request.user)
     try:
-        rows, cursor = services.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user,
+        rows, cursor = selectors.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user,
                                            all_visible=all_visible)
-    except services.BadCursor:
+    except selectors.BadCursor:
         messages.warning(request, f"Ignored after={request.GET['after'][:40]!r}: not a position in this queue; "
                                   f"showing the first page.")
-        rows, cursor = services.queue_page(flt, reviewer=request.user, all_visible=all_visible)
+        rows, cursor = selectors.queue_page(flt, reviewer=request.user, all_visible=all_visible)
     # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
     prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
     listing = [(p, f"{prefix}{p.pk}/{suffix}") for p in rows]
     complete = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).select_related("corpus")
     if flt.run:
         complete = complete.filter(pk=flt.run)
-    progress = [services.run_progress(run, request.user, blind=not all_visible)
+    progress = [selectors.run_progress(run, request.user, blind=not all_visible)
                 for run in complete.order_by("-pk")[:10]]
     return render(request, "review/queue.html", {
         "rows": listing, "cursor": cursor, "carried": carried, "form": form, "progress": progress,
@@ -101,14 +102,14 @@ def pair_review(request, pk):
     context.update({
         "carried": carried, "current": current, "keys": KEYS, "status": status, "holding": holding,
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
-        "status_label": status_label(status),
+        "status_label": selectors.status_label(status),
         "mine": pair.judgements.filter(reviewer=request.user).order_by("-created_at", "-id"),
         # Blind review: other reviewers' verdicts only once I have given mine.
         "others": pair.judgements.exclude(reviewer=request.user).select_related("reviewer") if current else None,
         "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
         "settled_by_arbiter": current is not None and pair.arbitrations.exists(),
         "form": JudgementForm(initial={"retained": "both", "related_source": ""}),
-        "progress": services.run_progress(pair.run, request.user, blind=not all_visible),
+        "progress": selectors.run_progress(pair.run, request.user, blind=not all_visible),
     })
     return render(request, "review/pair.html", context)
 
@@ -173,7 +174,7 @@ def lease(request, pk):
 @require_GET
 @permission_required(ARBITRATE)
 def arbitration_queue(request):
-    pairs = (CandidatePair.objects.filter(status=services.NEEDS_ARBITRATION, run__status="complete")
+    pairs = (CandidatePair.objects.filter(status=selectors.NEEDS_ARBITRATION, run__status="complete")
              .select_related("left", "right", "run__corpus")
              .annotate(took_part=Exists(Judgement.objects.filter(pair=OuterRef("pk"), reviewer=request.user)),
                        self_allowed=Exists(ReviewPolicy.objects.filter(corpus_id=OuterRef("run__corpus_id"),
@@ -200,7 +201,7 @@ def arbitrate(request, pk):
     context = runs.pair_context(pair)
     own = services.took_part(pair, request.user)
     context.update({
-        "form": form, "keys": KEYS, "own_case": own,
+        "form": form, "keys": KEYS, "own_case": own, "status_label": selectors.status_label(pair.status),
         "self_allowed": own and services.self_arbitration_allowed(pair.run.corpus_id),
         "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),
         "arbitrations": pair.arbitrations.select_related("arbiter"),
@@ -222,12 +223,25 @@ def policy(request, name):
     return render(request, "review/policy.html", {"corpus": corpus, "form": form, "policy": current})
 
 
+@require_POST
+@permission_required(UPLOAD)
+def labels_from_verdicts(request, pk):
+    run = get_object_or_404(ScreeningRun, pk=pk, status=ScreeningRun.Status.COMPLETE)
+    try:
+        label_set = services.labelset_from_verdicts(run=run, user=request.user)
+    except EvaluationRefused as error:
+        messages.error(request, str(error))
+        return redirect(run)
+    messages.success(request, f"Label set {label_set.name}: {label_set.size} settled pairs.")
+    return redirect(f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}")
+
+
 @require_GET
 def dashboard(request, run_id):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(START_RUN)):
         raise PermissionDenied("The dashboard is for reviewers and admins.")
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=run_id)
-    return render(request, "review/dashboard.html", {"run": run, "board": services.dashboard(run, request.user)})
+    return render(request, "review/dashboard.html", {"run": run, "board": selectors.dashboard(run, request.user)})
 
 
 
@@ -239,7 +253,7 @@ def sign(request):
     form = SignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            signature = sheet_exports.signature_record(reviewer=request.user, password=form.cleaned_data["password"])
+            signature = services.signature_record(reviewer=request.user, password=form.cleaned_data["password"])
         except services.ReviewRefused as error:
             messages.error(request, str(error))
         else:
@@ -247,7 +261,7 @@ def sign(request):
                                       f"{sheet_exports.iso(signature.signed_at)}.")
             return redirect("review:sign")
     return render(request, "review/sign.html", {
-        "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": sheet_exports.unsigned_count(request.user),
+        "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": selectors.unsigned_count(request.user),
         "chosen": accounts.chosen_by_other(request.user),
         "signatures": ReviewerSignature.objects.filter(reviewer=request.user).order_by("-signed_at")[:20],
     })

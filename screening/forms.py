@@ -3,6 +3,7 @@ from django import forms
 from screening.engine.minhash import NearConfig
 from screening.engine.normalize import DEFAULT_POLICY, POLICIES
 from screening.engine.shingle import ShingleSpec
+from screening.runs.lifecycle import RunOptions, RunRefused
 
 
 class UploadForm(forms.Form):
@@ -14,15 +15,20 @@ class UploadForm(forms.Form):
     )
 
 
+DEFAULTS, RUN = NearConfig(), RunOptions()
+
+
 class RunForm(forms.Form):
-    """Starting a screening run. Defaults are shown on the form and recorded in the run."""
+    """Starting a screening run. The defaults shown are NearConfig's and RunOptions' (one source for the form,
+    the command and the service), and RunOptions checks what is asked."""
 
     exact = forms.BooleanField(required=False, initial=True, label="Exact pass (doc-content-v1)")
     near = forms.BooleanField(required=False, initial=True, label="Near pass (MinHash + LSH)")
-    normalization = forms.ChoiceField(choices=(), initial=DEFAULT_POLICY, required=False)
-    shingle = forms.CharField(initial="char:5", required=False, help_text="char:K (3, 5, 7…) or word:K (1–5)")
-    num_perm = forms.IntegerField(initial=128, min_value=8, max_value=1024, label="Permutations", required=False)
-    threshold = forms.FloatField(initial=0.7, min_value=0.05, max_value=1.0, label="Review threshold",
+    normalization = forms.ChoiceField(choices=(), initial=DEFAULTS.policy, required=False)
+    shingle = forms.CharField(initial=DEFAULTS.shingle, required=False, help_text="char:K (3, 5, 7…) or word:K (1–5)")
+    num_perm = forms.IntegerField(initial=DEFAULTS.num_perm, min_value=8, max_value=1024, label="Permutations",
+                                  required=False)
+    threshold = forms.FloatField(initial=DEFAULTS.threshold, min_value=0.05, max_value=1.0, label="Review threshold",
                                  required=False)
     bands = forms.IntegerField(required=False, min_value=1, max_value=1024,
                                help_text="leave empty to choose b × r for the threshold")
@@ -31,9 +37,9 @@ class RunForm(forms.Form):
         required=False, initial=False, label="Incremental",
         help_text="keep this corpus's LSH index for the configuration: only documents not yet indexed are signed "
                   "and looked up; the pairs are those of a full run")
-    reviews_required = forms.IntegerField(initial=1, min_value=1, max_value=10, required=False,
+    reviews_required = forms.IntegerField(initial=RUN.reviews_required, min_value=1, max_value=10, required=False,
                                           help_text="independent judgements each pair needs")
-    storage_floor = forms.FloatField(initial=0.3, min_value=0.0, max_value=1.0, required=False,
+    storage_floor = forms.FloatField(initial=DEFAULTS.storage_floor, min_value=0.0, max_value=1.0, required=False,
                                      help_text="verified pairs below this Jaccard are counted, not stored")
 
     def __init__(self, *args, **kwargs):
@@ -42,22 +48,20 @@ class RunForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if not (data.get("exact") or data.get("near")):
-            raise forms.ValidationError("Choose at least one pass.")
-        if data.get("incremental") and not data.get("near"):
-            raise forms.ValidationError("An incremental run needs the near pass.")
-        if data.get("near") and not self.errors:
-            # An empty field takes its default, the value shown on the form.
-            value = {name: data.get(name) if data.get(name) not in (None, "") else field.initial
-                     for name, field in self.fields.items()}
-            try:
-                data["near_config"] = NearConfig(
-                    policy=value["normalization"], shingle=value["shingle"], num_perm=value["num_perm"],
-                    threshold=value["threshold"], bands=value["bands"], rows=value["rows"],
-                    storage_floor=value["storage_floor"],
-                ).resolved()
-            except ValueError as error:
-                raise forms.ValidationError(str(error)) from error
+        if self.errors:
+            return data
+        # An empty field takes its default, the value shown on the form.
+        value = {name: data.get(name) if data.get(name) not in (None, "") else field.initial
+                 for name, field in self.fields.items()}
+        config = NearConfig(policy=value["normalization"], shingle=value["shingle"], num_perm=value["num_perm"],
+                            threshold=value["threshold"], bands=value["bands"], rows=value["rows"],
+                            storage_floor=value["storage_floor"])
+        try:
+            data["options"] = RunOptions(exact=bool(data.get("exact")), near=bool(data.get("near")),
+                                         incremental=bool(data.get("incremental")),
+                                         reviews_required=value["reviews_required"], near_config=config).checked()
+        except RunRefused as error:
+            raise forms.ValidationError(str(error)) from error
         return data
 
 

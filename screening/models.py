@@ -229,17 +229,8 @@ class CandidatePair(models.Model):
     def signals_text(self) -> str:
         return "; ".join(f"{left}→{right}" for _, left, right in self.revision_signals)
 
-    @property
-    def status_label(self) -> str:
-        return status_label(self.status)
-
     def get_absolute_url(self) -> str:
         return reverse("screening:pair_detail", args=[self.pk])
-
-
-def status_label(status: str) -> str:
-    """A pair's review status as the pages show it ("needs arbitration"; an empty status is pending)."""
-    return status.replace("_", " ") or "pending"
 
 
 class Cluster(models.Model):

@@ -21,5 +21,4 @@ urlpatterns = [
     path("runs/<int:pk>/evaluation/", views.evaluation_page, name="evaluation"),
     path("runs/<int:pk>/audit/", views.audit_start, name="audit_start"),
     path("audits/<int:pk>/status/", views.audit_status, name="audit_status"),
-    path("runs/<int:pk>/labels-from-verdicts/", views.labels_from_verdicts, name="labels_from_verdicts"),
 ]

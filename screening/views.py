@@ -114,12 +114,8 @@ def run_start(request, name):
     if not form.is_valid():
         form_errors(request, form, "Run not started: ")
         return redirect(corpus)
-    data = form.cleaned_data
     try:
-        run = runs.run_create(corpus=corpus, exact=data["exact"], near=data["near"],
-                              near_config=data.get("near_config"), incremental=data["incremental"],
-                              reviews_required=data["reviews_required"] or 1,
-                              user=request.user)
+        run = runs.run_create(corpus=corpus, options=form.cleaned_data["options"], user=request.user)
     except runs.RunRefused as error:
         messages.error(request, f"Run not started: {error}")
         return redirect(corpus)
@@ -219,19 +215,6 @@ def labels(request, name):
         "corpus": corpus, "form": form, "problems": problems,
         "label_sets": _label_sets(corpus, request.user).select_related("uploaded_by", "from_run"),
     })
-
-
-@require_POST
-@permission_required(UPLOAD)
-def labels_from_verdicts(request, pk):
-    run = get_object_or_404(ScreeningRun, pk=pk, status=ScreeningRun.Status.COMPLETE)
-    try:
-        label_set = evaluation.labelset_from_verdicts(run=run, user=request.user)
-    except evaluation.EvaluationRefused as error:
-        messages.error(request, str(error))
-        return redirect(run)
-    messages.success(request, f"Label set {label_set.name}: {label_set.size} settled pairs.")
-    return redirect(f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}")
 
 
 def _thresholds(request) -> list[float]:

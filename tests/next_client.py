@@ -15,14 +15,14 @@ django.setup()
 
 from django.contrib.auth import get_user_model  # noqa: E402
 
-from review import services  # noqa: E402
+from review import selectors, services  # noqa: E402
 
 
 def main(username: str, run_id: int) -> None:
     user = get_user_model().objects.get(username=username)
     print("ready", flush=True)
     sys.stdin.readline()
-    pair = services.next_pair(services.QueueFilter(run=run_id), user)
+    pair = services.next_pair(selectors.QueueFilter(run=run_id), user)
     print(pair.pk if pair else "none", flush=True)
 
 

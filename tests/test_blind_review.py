@@ -12,9 +12,10 @@ from django.test import Client
 from django.urls import reverse
 
 from review import services
+from review import services as review_services
 from review.forms import QueueFilterForm
 from review.selectors import BLIND_STATUSES
-from screening import evaluation, runs
+from screening import runs
 from screening.models import CandidatePair, Corpus
 from tests.seeds import SEED001
 from tests.test_permissions import TABLE
@@ -146,7 +147,7 @@ def test_an_editor_does_not_see_label_sets_made_from_verdicts(blind_world, edito
     run, ab, other, third = blind_world
     _judge(ab, other, "merge-entry")
     _judge(ab, third, "merge-entry")
-    label_set = evaluation.labelset_from_verdicts(run=run, user=admin_user)
+    label_set = review_services.labelset_from_verdicts(run=run, user=admin_user)
     page = editor_client.get(reverse("screening:labels", args=["zh"])).content.decode()
     assert f"verdicts of run {run.pk}" not in page
     evaluation_page = editor_client.get(reverse("screening:evaluation", args=[run.pk]),

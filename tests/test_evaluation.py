@@ -11,6 +11,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from review import services as review
+from review import services as review_services
 from screening import evaluation, runs
 from screening.engine import metrics
 from screening.engine.minhash import NearConfig
@@ -227,7 +228,7 @@ def test_reviewer_verdicts_serve_as_labels(import_records, editor, arbiter):
     review.judgement_record(pair=ac, reviewer=editor, verdict="arbitration", reason="unsure")
     review.arbitration_record(pair=CandidatePair.objects.get(pk=ac.pk), arbiter=arbiter, verdict="valid-revision",
                               reason="date changed")
-    label_set = evaluation.labelset_from_verdicts(run=run)
+    label_set = review_services.labelset_from_verdicts(run=run)
     assert sorted(label_set.labels.values_list("left__doc_id", "right__doc_id", "label")) == [
         ("A", "B", 1), ("A", "C", 0)]
 

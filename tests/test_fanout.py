@@ -47,7 +47,7 @@ def test_many_chunks_on_two_workers_give_the_pairs_of_one_worker(import_records,
     while Worker.count(connection=queue.connection) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)  # both workers listening before the chunks are queued
     settings.DEDUP_SIGN_CHUNK = 20
-    run = runs.run_start(corpus=Corpus.objects.get(name="many"), exact=True, near=True)
+    run = runs.run_start(corpus=Corpus.objects.get(name="many"), options=runs.RunOptions(exact=True, near=True))
     deadline = time.monotonic() + 120
     while ScreeningRun.objects.get(pk=run.pk).is_active and time.monotonic() < deadline:
         time.sleep(0.3)
@@ -84,7 +84,7 @@ def test_a_verification_chunk_that_fails_for_good_fails_the_run_with_no_pairs(im
                                                                              settings, admin_client):
     import_records("many", family_records(30, 4))
     settings.DEDUP_VERIFY_CHUNK = 10
-    run = runs.run_start(corpus=Corpus.objects.get(name="many"), exact=True, near=True)
+    run = runs.run_start(corpus=Corpus.objects.get(name="many"), options=runs.RunOptions(exact=True, near=True))
     run_one_job(queue)  # the run job: signing and banding, then verification chunks are queued
     assert ScreeningRun.objects.get(pk=run.pk).status == "running"
     # The fault: a document's stored signature vanishes, so every try of its chunk fails.

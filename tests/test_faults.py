@@ -64,7 +64,7 @@ def test_a_killed_run_ends_failed_with_no_results_and_runs_again(worker_process,
                                                                 settings):
     import_records("big", random_records(15_000))
     settings.DEDUP_SIGN_CHUNK = 1_000_000  # one job does it all: killing it kills the run
-    run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
+    run = runs.run_start(corpus=Corpus.objects.get(name="big"), options=runs.RunOptions(exact=True, near=True))
     worker = worker_process(DEDUP_SIGN_CHUNK="1000000")
     wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "running", "the run to start")
     time.sleep(1.0)
@@ -103,7 +103,7 @@ def test_a_killed_signing_chunk_is_retried_and_the_run_completes(worker_process,
     reference = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="reference"), exact=True,
                                                      near=True))
     settings.DEDUP_SIGN_CHUNK = 3_000
-    run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
+    run = runs.run_start(corpus=Corpus.objects.get(name="big"), options=runs.RunOptions(exact=True, near=True))
     worker = worker_process(DEDUP_SIGN_CHUNK="3000")
     wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "running", "the run to start")
     time.sleep(1.5)  # a chunk job is signing by now
@@ -181,7 +181,7 @@ def test_redis_restarted_during_a_run_does_not_leave_it_running(worker_process, 
         pytest.skip("restarts the embedded Redis server; this run uses an external one")
     import_records("big", random_records(15_000))
     settings.DEDUP_SIGN_CHUNK = 1_000_000
-    run = runs.run_start(corpus=Corpus.objects.get(name="big"), exact=True, near=True)
+    run = runs.run_start(corpus=Corpus.objects.get(name="big"), options=runs.RunOptions(exact=True, near=True))
     worker_process(DEDUP_SIGN_CHUNK="1000000")
     wait_for(lambda: ScreeningRun.objects.get(pk=run.pk).status == "running", "the run to start")
     time.sleep(1.0)

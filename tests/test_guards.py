@@ -8,6 +8,7 @@ from django.db import DatabaseError, connection, transaction
 
 from dedup_site import guards
 from review import services
+from review import services as review_services
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.sheets import sheet_exports
 from screening import evaluation, runs
@@ -22,9 +23,9 @@ def records(import_records, editor, arbiter):
     pair = CandidatePair.objects.filter(run=run).first()
     judgement = services.judgement_record(pair=pair, reviewer=editor, verdict="arbitration", reason="unsure")
     arbitration = services.arbitration_record(pair=pair, arbiter=arbiter, verdict="keep-both", reason="differ")
-    signature = sheet_exports.signature_record(reviewer=editor, password="correct horse battery")
+    signature = services.signature_record(reviewer=editor, password="correct horse battery")
     export = sheet_exports.sheet_export_build(export=sheet_exports.sheet_export_create(run=run))
-    label_set = evaluation.labelset_from_verdicts(run=run, user=arbiter)
+    label_set = review_services.labelset_from_verdicts(run=run, user=arbiter)
     audit = evaluation.audit_execute(audit=evaluation.audit_create(run=run))
     return {"judgement": judgement, "arbitration": arbitration, "signature": signature, "export": export,
             "document": Document.objects.first(), "source": SourceFile.objects.first(), "label_set": label_set,

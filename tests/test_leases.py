@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dedup_site import roles
-from review import services
+from review import selectors, services
 from review.models import Lease
 from screening import runs
 from screening.models import CandidatePair, Corpus
@@ -81,7 +81,7 @@ def test_with_two_reviews_each_pair_goes_to_exactly_two_editors(import_records, 
 def test_a_pair_held_by_its_reviewers_is_not_handed_to_a_third(import_records, django_user_model):
     run = exact_pairs_run(import_records, pairs=1, reviews_required=2)
     a, b, c = editors(django_user_model, 3)
-    flt = services.QueueFilter(run=run.pk)
+    flt = selectors.QueueFilter(run=run.pk)
     first, second = services.next_pair(flt, a), services.next_pair(flt, b)
     assert first == second
     assert services.next_pair(flt, c) is None
@@ -93,7 +93,7 @@ def test_a_pair_held_by_its_reviewers_is_not_handed_to_a_third(import_records, d
 def test_a_lapsed_lease_frees_the_pair(import_records, django_user_model):
     run = exact_pairs_run(import_records, pairs=1)
     a, b = editors(django_user_model, 2)
-    flt = services.QueueFilter(run=run.pk)
+    flt = selectors.QueueFilter(run=run.pk)
     held = services.next_pair(flt, a)
     assert services.next_pair(flt, b) is None
     Lease.objects.filter(pair=held, reviewer=a).update(expires_at=timezone.now() - timedelta(seconds=1))
@@ -104,7 +104,7 @@ def test_a_lapsed_lease_frees_the_pair(import_records, django_user_model):
 def test_saving_releases_the_lease(import_records, django_user_model):
     run = exact_pairs_run(import_records, pairs=1, reviews_required=2)
     a, _ = editors(django_user_model, 2)
-    held = services.next_pair(services.QueueFilter(run=run.pk), a)
+    held = services.next_pair(selectors.QueueFilter(run=run.pk), a)
     services.judgement_record(pair=held, reviewer=a, verdict="merge-entry", reason="copy")
     assert not Lease.objects.filter(pair=held).exists()
 
@@ -112,7 +112,7 @@ def test_saving_releases_the_lease(import_records, django_user_model):
 @pytest.mark.django_db
 def test_the_page_renews_the_lease_and_lets_go_when_left(import_records, editor, editor_client):
     run = exact_pairs_run(import_records, pairs=1)
-    held = services.next_pair(services.QueueFilter(run=run.pk), editor)
+    held = services.next_pair(selectors.QueueFilter(run=run.pk), editor)
     lease = Lease.objects.get(pair=held, reviewer=editor)
     Lease.objects.filter(pk=lease.pk).update(expires_at=timezone.now() + timedelta(seconds=5))
     response = editor_client.post(reverse("review:lease", args=[held.pk]))
@@ -125,7 +125,7 @@ def test_the_page_renews_the_lease_and_lets_go_when_left(import_records, editor,
 @pytest.mark.django_db
 def test_skip_sends_the_pair_to_the_back_of_my_queue(import_records, editor, editor_client):
     run = exact_pairs_run(import_records, pairs=3)
-    first = services.next_pair(services.QueueFilter(run=run.pk), editor)
+    first = services.next_pair(selectors.QueueFilter(run=run.pk), editor)
     response = editor_client.post(f"{reverse('review:skip', args=[first.pk])}?run={run.pk}")
     following = editor_client.get(response.url)
     assert following.status_code == 302 and f"/review/pairs/{first.pk}/" not in following.url
@@ -133,13 +133,13 @@ def test_skip_sends_the_pair_to_the_back_of_my_queue(import_records, editor, edi
     # Once the rest is judged, the skipped pair comes back.
     for p in run.pairs.exclude(pk=first.pk):
         services.judgement_record(pair=p, reviewer=editor, verdict="merge-entry", reason="copy")
-    assert services.next_pair(services.QueueFilter(run=run.pk), editor) == first
+    assert services.next_pair(selectors.QueueFilter(run=run.pk), editor) == first
 
 
 @pytest.mark.django_db
 def test_skipped_pairs_come_back_in_the_order_they_were_skipped(import_records, editor):
     run = exact_pairs_run(import_records, pairs=3)
-    flt = services.QueueFilter(run=run.pk)
+    flt = selectors.QueueFilter(run=run.pk)
     order = []
     for _ in range(3):
         p = services.next_pair(flt, editor)
@@ -170,7 +170,7 @@ def test_save_and_next_stays_in_the_pairs_run(import_records, editor, editor_cli
 def test_opening_a_full_pair_says_it_cannot_be_judged(import_records, django_user_model, editor_client):
     run = exact_pairs_run(import_records, pairs=1)
     (other,) = editors(django_user_model, 1)
-    held = services.next_pair(services.QueueFilter(run=run.pk), other)
+    held = services.next_pair(selectors.QueueFilter(run=run.pk), other)
     page = editor_client.get(reverse("review:pair", args=[held.pk])).content.decode()
     assert 'id="not-held"' in page
 

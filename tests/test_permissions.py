@@ -33,7 +33,7 @@ TABLE = {
     "screening:labels": ("GET", ANYONE_LOGGED_IN),
     "screening:compare": ("GET", ANYONE_LOGGED_IN),
     "screening:evaluation": ("GET", ANYONE_LOGGED_IN),
-    "screening:labels_from_verdicts": ("POST", {"admin"}),
+    "review:labels_from_verdicts": ("POST", {"admin"}),
     "screening:audit_start": ("POST", {"admin"}),
     "screening:audit_status": ("GET", {"admin"}),
     "review:queue": ("GET", REVIEWERS),

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from dedup_site import roles
-from review import services
+from review import selectors, services
 from review.kappa import cohen_kappa
 from review.models import Arbitration, Judgement
 from screening import runs
@@ -255,7 +255,7 @@ def test_arbitration_of_a_pair_that_does_not_need_it_is_refused(import_records, 
 @pytest.mark.django_db
 def test_saving_moves_to_the_next_pair_i_have_not_judged(import_records, editor, editor_client):
     run = seed_run(import_records)
-    first = services.next_pair(services.QueueFilter(run=run.pk), editor)
+    first = services.next_pair(selectors.QueueFilter(run=run.pk), editor)
     response = judge(editor_client, first, "merge-entry", "copy")
     assert response.url.startswith(reverse("review:next"))
     following = editor_client.get(response.url)
@@ -284,9 +284,9 @@ def test_undo_records_a_newer_judgement_and_returns_the_pair_to_my_queue(import_
         ("merge-entry", None), ("withdrawn", Judgement.objects.order_by("id").first().pk)]
     ab.refresh_from_db()
     assert ab.status == "pending"
-    flt = services.QueueFilter(run=run.pk)
+    flt = selectors.QueueFilter(run=run.pk)
     assert ab.pk in [p.pk for p in flt.apply(CandidatePair.objects.all()).filter(status="pending")]
-    assert services.next_pair(services.QueueFilter(run=run.pk, min_score=0.99), editor).pk == ab.pk
+    assert services.next_pair(selectors.QueueFilter(run=run.pk, min_score=0.99), editor).pk == ab.pk
 
 
 @pytest.mark.django_db
@@ -303,19 +303,19 @@ def test_queue_pages_with_a_keyset_cursor(import_records):
     records = [{"doc_id": f"d{i:03}", "language": "en", "body": f"common text body number {i // 2} here"}
                for i in range(60)]
     run = seed_run(import_records, corpus="many", records=records)
-    flt = services.QueueFilter(run=run.pk)
+    flt = selectors.QueueFilter(run=run.pk)
     seen, cursor = [], ""
     while True:
-        rows, cursor = services.queue_page(flt, after=cursor, limit=7)
+        rows, cursor = selectors.queue_page(flt, after=cursor, limit=7)
         seen.extend(p.pk for p in rows)
         if not cursor:
             break
     ordered = list(CandidatePair.objects.filter(run=run).order_by("-jaccard", "id").values_list("pk", flat=True))
     assert seen == ordered and len(seen) > 14
-    by_cluster = services.QueueFilter(run=run.pk, sort="cluster")
+    by_cluster = selectors.QueueFilter(run=run.pk, sort="cluster")
     seen, cursor = [], ""
     while True:
-        rows, cursor = services.queue_page(by_cluster, after=cursor, limit=5)
+        rows, cursor = selectors.queue_page(by_cluster, after=cursor, limit=5)
         seen.extend(p.pk for p in rows)
         if not cursor:
             break
@@ -382,7 +382,7 @@ def test_dashboard_shows_progress_verdicts_and_kappa(import_records, editor, edi
         services.judgement_record(pair=pair(run, left, right), reviewer=editor2, verdict=second, reason="r")
     # By hand: observed 2/3; editor {merge 1, valid 2}, editor2 {merge 1, valid 1, keep 1}:
     # expected (1·1 + 2·1) / 9 = 1/3; kappa = (2/3 - 1/3) / (1 - 1/3) = 0.5.
-    board = services.dashboard(run)
+    board = selectors.dashboard(run)
     assert board.agreement == [("ed-editor", "erin-editor", pytest.approx(0.5), 3)]
     assert board.backlog == 1 and board.final_verdicts == {"merge-entry": 1, "valid-revision": 1}
     page = admin_client.get(reverse("review:dashboard", args=[run.pk])).content.decode()

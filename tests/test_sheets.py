@@ -32,7 +32,7 @@ def reviewed(import_records, editor, editor2, arbiter):
     services.judgement_record(pair=ab, reviewer=editor, verdict="merge-entry", reason="same guide, reformatted",
                               related_source="demo-B")
     services.judgement_record(pair=ac, reviewer=editor, verdict="valid-revision", reason="每周 became 每天")
-    sheet_exports.signature_record(reviewer=editor, password="correct horse battery")
+    services.signature_record(reviewer=editor, password="correct horse battery")
     services.judgement_record(pair=ab, reviewer=editor2, verdict="keep-both", reason="=HYPERLINK(\"x\")")
     services.arbitration_record(pair=CandidatePair.objects.get(pk=ab.pk), arbiter=arbiter, verdict="merge-entry",
                                 reason="formatting only, see \"notes\",\nline two", retained="left")

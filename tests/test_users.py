@@ -145,13 +145,12 @@ def test_an_admin_cannot_deactivate_themselves(admin_client, admin_user):
 @pytest.mark.django_db
 def test_a_reviewer_whose_password_an_admin_chose_must_set_their_own_before_signing(admin_user, editor, client):
     from review import services
-    from review.sheets import sheet_exports
 
     accounts.reviewer_password_set(actor=admin_user, user=editor, password="chosen by the admin 1")
     client.force_login(editor)  # the new password ended the old session
     assert "chosen-by-other" in client.get(reverse("review:sign")).content.decode()
     with pytest.raises(services.ReviewRefused, match="chosen by alice-admin"):
-        sheet_exports.signature_record(reviewer=editor, password="chosen by the admin 1")
+        services.signature_record(reviewer=editor, password="chosen by the admin 1")
     response = client.post(reverse("password_change"), {
         "old_password": "chosen by the admin 1", "new_password1": "my very own phrase 4",
         "new_password2": "my very own phrase 4"})
@@ -159,7 +158,7 @@ def test_a_reviewer_whose_password_an_admin_chose_must_set_their_own_before_sign
     assert "chosen-by-other" not in client.get(reverse("review:sign")).content.decode()  # still logged in
     editor.refresh_from_db()
     with pytest.raises(services.ReviewRefused, match="no judgement to sign"):  # the next rule, not this one
-        sheet_exports.signature_record(reviewer=editor, password="my very own phrase 4")
+        services.signature_record(reviewer=editor, password="my very own phrase 4")
 
 
 @pytest.mark.django_db

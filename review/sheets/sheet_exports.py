@@ -15,9 +15,10 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from dedup_site import accounts, background
+from dedup_site import background
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
-from review.services import SETTLED, ReviewRefused
+from review.selectors import SETTLED
+from review.services import ReviewRefused
 from review.sheets import signing
 from screening.models import CandidatePair, ScreeningRun
 
@@ -35,31 +36,8 @@ def site_key():
 # --- reviewer signatures ---------------------------------------------------------------------------
 
 
-def signature_record(*, reviewer, password: str) -> ReviewerSignature:
-    """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
-    if not reviewer.check_password(password or ""):
-        raise ReviewRefused("the password does not match your account; nothing was signed")
-    chosen = accounts.chosen_by_other(reviewer)
-    if chosen is not None:
-        raise ReviewRefused(f"your password was chosen by {chosen.chosen_by or 'an admin'} on "
-                            f"{chosen.chosen_at:%Y-%m-%d}; set your own password first (Password, at the top), "
-                            f"so that only you can sign as you")
-    count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()
-    if not count:
-        raise ReviewRefused("you have no judgement to sign yet")
-    name = reviewer.get_full_name() or reviewer.get_username()
-    return ReviewerSignature.objects.create(reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING,
-                                            records=count)
 
 
-def unsigned_count(reviewer) -> int:
-    last = ReviewerSignature.objects.filter(reviewer=reviewer).order_by("-signed_at").first()
-    judgements = Judgement.objects.filter(reviewer=reviewer)
-    arbitrations = Arbitration.objects.filter(arbiter=reviewer)
-    if last:
-        judgements = judgements.filter(created_at__gt=last.signed_at)
-        arbitrations = arbitrations.filter(created_at__gt=last.signed_at)
-    return judgements.count() + arbitrations.count()
 
 
 class _SignedAt:

@@ -15,7 +15,7 @@ from screening.evaluation.audit import (  # noqa: F401
 from screening.evaluation.labelsets import (  # noqa: F401
     EvaluationRefused,
     LabelsRejected,
-    labelset_from_verdicts,
+    labelset_from_run,
     labelset_import,
 )
 from screening.evaluation.report import DEFAULT_THRESHOLDS, compare_runs, run_evaluate  # noqa: F401

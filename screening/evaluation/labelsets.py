@@ -10,7 +10,7 @@ from django.db import transaction
 
 from screening.engine import labelcsv
 from screening.ingest import storage
-from screening.models import CandidatePair, Corpus, Document, Label, LabelSet, ScreeningRun, SourceFile
+from screening.models import Corpus, Document, Label, LabelSet, ScreeningRun, SourceFile
 
 
 class EvaluationRefused(Exception):
@@ -50,22 +50,17 @@ def labelset_import(*, corpus: Corpus, data: bytes, original_name: str, name: st
         )
     return label_set
 
-def labelset_from_verdicts(*, run: ScreeningRun, user=None) -> LabelSet:
-    """Settled pairs of a run as labels: merge-entry → 1; keep-both, public-quote, valid-revision → 0
-    (arbitrated pairs use the arbiter's decision, which is their final verdict)."""
-    settled = list(CandidatePair.objects.filter(run=run, status="settled").values_list(
-        "left_id", "right_id", "final_verdict"))
-    if not settled:
+def labelset_from_run(*, run: ScreeningRun, labels: list[tuple[int, int, int, str]], user=None) -> LabelSet:
+    """A label set made from a run's pairs (document pks, label, reason): the review app makes one from the
+    run's settled verdicts. Named "verdicts of run N", numbered when there are several."""
+    if not labels:
         raise EvaluationRefused(f"run {run.pk} has no settled pair yet")
     with transaction.atomic():
         count = LabelSet.objects.filter(corpus=run.corpus, name__startswith=f"verdicts of run {run.pk}").count()
         label_set = LabelSet.objects.create(
             corpus=run.corpus, name=f"verdicts of run {run.pk}" + (f" ({count + 1})" if count else ""),
-            from_run=run, uploaded_by=user, size=len(settled),
-            positives=sum(v == "merge-entry" for _, _, v in settled),
+            from_run=run, uploaded_by=user, size=len(labels), positives=sum(label for _, _, label, _ in labels),
         )
-        Label.objects.bulk_create(
-            Label(label_set=label_set, left_id=a, right_id=b, label=int(v == "merge-entry"), reason=f"verdict {v}")
-            for a, b, v in settled
-        )
+        Label.objects.bulk_create(Label(label_set=label_set, left_id=a, right_id=b, label=label, reason=reason)
+                                  for a, b, label, reason in labels)
     return label_set

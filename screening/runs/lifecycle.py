@@ -61,12 +61,17 @@ def library_versions() -> dict[str, str]:
 
 
 def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
-               incremental: bool = False, reviews_required: int = 1, user=None) -> ScreeningRun:
-    """Record a queued run with its configuration, versions and input manifest (not yet enqueued).
+               incremental: bool = False, reviews_required: int = 1, user=None,
+               options: RunOptions | None = None) -> ScreeningRun:
+    """Record a queued run with its configuration, versions and input manifest (not yet enqueued): the
+    options as given here, or as `options` (what the form and the command build).
 
     An incremental run keeps the corpus's LSH index for its configuration and signs and looks up only the
     documents of uploads the index has not seen; its pairs are those a full run would give."""
-    options = RunOptions(exact, near, incremental, reviews_required, near_config or NearConfig()).checked()
+    if options is None:
+        options = RunOptions(exact, near, incremental, reviews_required, near_config or NearConfig())
+    options = options.checked()
+    exact, near, incremental = options.exact, options.near, options.incremental
     config: dict = {"passes": ["exact"] * exact + ["near"] * near, "incremental": incremental}
     if near:
         config["near"] = options.near_config.as_dict()
@@ -84,7 +89,7 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
     return ScreeningRun.objects.create(
         corpus=corpus, exact=exact, near=near, config=config,
         contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
-        manifest=manifest, started_by=user, reviews_required=reviews_required,
+        manifest=manifest, started_by=user, reviews_required=options.reviews_required,
     )
 
 
@@ -94,11 +99,8 @@ def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:
                             kind="run", fail=lambda error: run_fail(run_id=run.pk, error=error))
 
 
-def run_start(*, corpus: Corpus, exact: bool = True, near: bool = False, near_config: NearConfig | None = None,
-              incremental: bool = False, reviews_required: int = 1, user=None) -> ScreeningRun:
-    run = run_create(corpus=corpus, exact=exact, near=near, near_config=near_config, incremental=incremental,
-                     reviews_required=reviews_required, user=user)
-    return run_enqueue(run=run)
+def run_start(*, corpus: Corpus, options: RunOptions, user=None) -> ScreeningRun:
+    return run_enqueue(run=run_create(corpus=corpus, options=options, user=user))
 
 
 def run_retry(*, run: ScreeningRun) -> ScreeningRun:

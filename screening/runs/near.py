@@ -17,7 +17,6 @@ from django.conf import settings
 
 from screening.engine import explain, fast, lsh, minhash, revision
 from screening.engine.lsh_index import PersistentIndex
-from screening.engine.normalize import get_policy
 from screening.engine.shingle import VerifyKey
 from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
 
@@ -59,7 +58,7 @@ def verify_key() -> VerifyKey:
 
 def verification_hashes(body: str, config: minhash.NearConfig) -> np.ndarray:
     """The keyed shingle hashes exact Jaccard, template scores and the audit compare (see engine.shingle)."""
-    return fast.verify_hashes(body, get_policy(config.policy), config.spec, verify_key())
+    return fast.verify_hashes(body, config.normalizer, config.spec, verify_key())
 
 
 def _hashes_for(pks: list[int], config: minhash.NearConfig, bodies: dict | None = None) -> dict[int, np.ndarray]:
@@ -76,7 +75,7 @@ def _hashes_for(pks: list[int], config: minhash.NearConfig, bodies: dict | None 
 def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[tuple[DocumentSignature, str]]:
     """For each document (bodies read in batches): its signature row, not yet saved, and its body. A document
     without shingles gets a row with empty values."""
-    policy, spec = get_policy(config.policy), config.spec
+    policy, spec = config.normalizer, config.spec
     perms = minhash.permutations(config.num_perm, config.seed, config.scheme)
     for chunk in _batches(pks):
         for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):

@@ -7,7 +7,7 @@ from rq import SimpleWorker, Worker
 from dedup_site.queues import ensure_redis
 from screening import runs
 from screening.engine.minhash import NearConfig
-from screening.engine.normalize import DEFAULT_POLICY, POLICIES
+from screening.engine.normalize import POLICIES
 from screening.models import Corpus, ScreeningRun
 
 
@@ -18,17 +18,19 @@ class Command(BaseCommand):
         parser.add_argument("--corpus", required=True)
         parser.add_argument("--exact", action="store_true", help="the exact pass (doc-content-v1)")
         parser.add_argument("--near", action="store_true", help="the near pass (MinHash + LSH)")
-        parser.add_argument("--normalization", default=DEFAULT_POLICY, choices=sorted(POLICIES))
-        parser.add_argument("--shingle", default="char:5", help="char:K or word:K (default char:5)")
-        parser.add_argument("--num-perm", type=int, default=128)
-        parser.add_argument("--threshold", type=float, default=0.7, help="review threshold (default 0.7)")
+        d, run = NearConfig(), runs.RunOptions()  # the defaults: one source for the command, the form and the service
+        parser.add_argument("--normalization", default=d.policy, choices=sorted(POLICIES))
+        parser.add_argument("--shingle", default=d.shingle, help=f"char:K or word:K (default {d.shingle})")
+        parser.add_argument("--num-perm", type=int, default=d.num_perm)
+        parser.add_argument("--threshold", type=float, default=d.threshold, help=f"review threshold ({d.threshold})")
         parser.add_argument("--bands", type=int, help="LSH bands b (with --rows; default: chosen for the threshold)")
         parser.add_argument("--rows", type=int, help="LSH rows per band r")
-        parser.add_argument("--seed", type=int, default=1, help="MinHash seed (default 1)")
-        parser.add_argument("--storage-floor", type=float, default=0.3)
+        parser.add_argument("--seed", type=int, default=d.seed, help=f"MinHash seed (default {d.seed})")
+        parser.add_argument("--storage-floor", type=float, default=d.storage_floor)
         parser.add_argument("--incremental", action="store_true",
                             help="keep the corpus's LSH index: sign and look up only documents not yet indexed")
-        parser.add_argument("--reviews-required", type=int, default=1, help="independent judgements per pair")
+        parser.add_argument("--reviews-required", type=int, default=run.reviews_required,
+                            help="independent judgements per pair")
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="block until workers finish the run")
         mode.add_argument("--sync", action="store_true", help="do the work in this process (a burst worker)")
@@ -41,8 +43,6 @@ class Command(BaseCommand):
         exact, near = options["exact"], options["near"]
         if not (exact or near):
             exact = near = True  # neither named: both passes
-        if options["incremental"] and not near:
-            raise CommandError("--incremental needs the near pass (--near)")
         config = NearConfig(
             policy=options["normalization"], shingle=options["shingle"], num_perm=options["num_perm"],
             threshold=options["threshold"], bands=options["bands"], rows=options["rows"], seed=options["seed"],
@@ -50,8 +50,9 @@ class Command(BaseCommand):
         )
         ensure_redis(stop_at_exit=True)
         try:
-            run = runs.run_start(corpus=corpus, exact=exact, near=near, near_config=config,
-                                 incremental=options["incremental"], reviews_required=options["reviews_required"])
+            run = runs.run_start(corpus=corpus, options=runs.RunOptions(
+                exact=exact, near=near, incremental=options["incremental"],
+                reviews_required=options["reviews_required"], near_config=config))
         except runs.RunRefused as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"run {run.pk}")
