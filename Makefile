@@ -21,10 +21,12 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 # Every pin in requirements.lock against PyPI's vulnerability records (needs pypi.org).
 audit:

@@ -7,12 +7,12 @@ from pathlib import Path
 import django_rq
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group
 from django.db import connections
 
-from dedup_site import redis_server, roles
+from dedup_site import redis_server
 from dedup_site.queues import ensure_redis, get_queue
 from tests import browser_helpers
+from tests.factories import reviewer
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -72,31 +72,24 @@ def run_worker(queue):
     return run
 
 
-def _user(django_user_model, username, *groups, **extra):
-    user = django_user_model.objects.create_user(username=username, password="correct horse battery", **extra)
-    for name in groups:
-        user.groups.add(Group.objects.get(name=name))
-    return user
-
-
 @pytest.fixture
 def admin_user(db, django_user_model):
-    return _user(django_user_model, "alice-admin", roles.ADMINS)
+    return reviewer("alice-admin", "admin")
 
 
 @pytest.fixture
 def editor(db, django_user_model):
-    return _user(django_user_model, "erin-editor", roles.EDITORS)
+    return reviewer("erin-editor", "editor")
 
 
 @pytest.fixture
 def editor2(db, django_user_model):
-    return _user(django_user_model, "ed-editor", roles.EDITORS)
+    return reviewer("ed-editor", "editor")
 
 
 @pytest.fixture
 def arbiter(db, django_user_model):
-    return _user(django_user_model, "arty-arbiter", roles.ARBITERS)
+    return reviewer("arty-arbiter", "arbiter")
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from review import services
 from review import services as review_services
 from review.forms import QueueFilterForm
 from review.selectors import BLIND_STATUSES
-from screening import runs
-from screening.models import CandidatePair, Corpus
+from screening.models import CandidatePair
+from tests.factories import completed_run, reviewer
 from tests.seeds import SEED001
 from tests.test_permissions import TABLE
 
@@ -28,11 +28,9 @@ EDITOR_GETS = sorted(n for n, (method, who) in TABLE.items()
 @pytest.fixture
 def blind_world(import_records, editor, editor2, arbiter, django_user_model, admin_user):
     import_records("zh", SEED001)
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True,
-                                               reviews_required=2))
+    run = completed_run("zh", near=True, reviews_required=2)
     ab = CandidatePair.objects.get(run=run, left__doc_id="A", right__doc_id="B")
-    third = django_user_model.objects.create_user("tess-third", password="irrelevant-pass-1")
-    third.groups.add(*editor2.groups.all())
+    third = reviewer("tess-third", "editor")
     return run, ab, editor2, third
 
 
@@ -202,7 +200,7 @@ def test_my_settled_pair_does_not_show_what_others_decided_in_its_cluster(import
     """Others' verdicts on the other pairs of my pair's cluster can send my pair back to arbitration (A=B, B=C,
     yet I judged A≠C): to me it still shows as settled, as I judged it."""
     import_records("zh", SEED001)
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True))
+    run = completed_run("zh", near=True)
     ab, ac, bc = (CandidatePair.objects.get(run=run, left__doc_id=x, right__doc_id=y)
                   for x, y in (("A", "B"), ("A", "C"), ("B", "C")))
     assert ab.cluster == ac.cluster == bc.cluster is not None

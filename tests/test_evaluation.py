@@ -12,10 +12,10 @@ from django.urls import reverse
 
 from review import services as review
 from review import services as review_services
-from screening import evaluation, runs
+from screening import evaluation
 from screening.engine import metrics
-from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Corpus, LabelSet
+from tests.factories import completed_run
 from tests.seeds import SEED001, SEED001_TEXTS
 
 SEED_LABELS = (b"left_id,right_id,label,reason\nA,B,1,reformatted copy\nA,C,0,valid revision\nA,D,0,template\n"
@@ -36,8 +36,7 @@ def hand_jaccard(a: str, b: str, k: int = 5) -> float:
 def seed_setup(import_records, labels=SEED_LABELS, **config):
     import_records("zh", SEED001)
     corpus = Corpus.objects.get(name="zh")
-    run = runs.run_execute(run=runs.run_create(corpus=corpus, exact=True, near=True,
-                                               near_config=NearConfig(**config)))
+    run = completed_run("zh", near=True, **config)
     label_set = evaluation.labelset_import(corpus=corpus, data=labels, original_name="labels.csv")
     return run, label_set
 
@@ -193,7 +192,7 @@ def test_extra_columns_are_ignored_with_a_notice(import_records):
 @pytest.mark.django_db
 def test_import_labels_and_evaluate_commands(import_records, tmp_path, capsys):
     import_records("zh", SEED001)
-    runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True))
+    completed_run("zh", near=True)
     path = tmp_path / "seed-labels.csv"
     path.write_bytes(SEED_LABELS)
     call_command("import_labels", "zh", str(path))
@@ -246,8 +245,7 @@ def test_evaluation_page_shows_tables_and_charts(import_records, admin_client):
 @pytest.mark.django_db
 def test_compare_page_puts_configurations_side_by_side(import_records, admin_client):
     run, label_set = seed_setup(import_records)
-    corpus = Corpus.objects.get(name="zh")
-    runs.run_execute(run=runs.run_create(corpus=corpus, near=True, near_config=NearConfig(shingle="char:3")))
+    completed_run("zh", near=True, shingle="char:3")
     page = admin_client.get(reverse("screening:compare", args=["zh"]), {"labels": label_set.pk}).content.decode()
     assert "char:3" in page and "char:5" in page
 

@@ -14,6 +14,7 @@ from django.urls import reverse
 from screening import runs
 from screening.engine import contract
 from screening.models import CandidatePair, Corpus, Document, ExactGroup, ScreeningRun
+from tests.factories import completed_run
 from tests.seeds import SEED000, SEED000_A_SHA256, SEED001
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,8 +123,7 @@ def test_two_runs_on_the_same_corpus_give_the_same_results(import_records):
     import_records("mix", SEED000 + [dict(r, doc_id=f"z{r['doc_id']}") for r in SEED000]
                    + [dict(r, doc_id=f"zh-{r['doc_id']}") for r in SEED001])
     corpus = Corpus.objects.get(name="mix")
-    first = runs.run_execute(run=runs.run_create(corpus=corpus))
-    second = runs.run_execute(run=runs.run_create(corpus=corpus))
+    first, second = completed_run(corpus.name), completed_run(corpus.name)
     assert list(runs.pair_rows(first)) == list(runs.pair_rows(second))
     first.stats.pop("seconds"), second.stats.pop("seconds")
     assert first.stats == second.stats == {"documents": 11, "exact_groups": 2, "exact_grouped_documents": 6,
@@ -135,7 +135,7 @@ def test_groups_match_the_plain_contract_module(import_records):
     records = [dict(r, doc_id=f"d{i:03}", source_id=f"s{i % 4}", body=f"{r['body']}{i % 3}")
                for i, r in enumerate(SEED000 * 10)]
     import_records("gen", records)
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="gen")))
+    run = completed_run("gen")
     expected = [g for g in contract.group_records(records) if len(g.members) > 1]
     stored = [(g.representative.doc_id, [m.document.doc_id for m in g.members.all()]) for g in
               ExactGroup.objects.filter(run=run).order_by("representative__doc_id")]
@@ -223,9 +223,9 @@ def test_import_stores_the_seed_digest_for_the_exact_pass(import_records):
 def test_a_forced_digest_collision_in_the_database_still_groups_by_full_bytes(import_records):
     import_records("seed", SEED000)
     import_records("zh", SEED001)
-    honest = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh")))
+    honest = completed_run("zh")
     Document.objects.update(content_sha256="0" * 64)  # every document now shares one digest
-    forced = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh")))
+    forced = completed_run("zh")
     forced.stats.pop("seconds"), honest.stats.pop("seconds")
     assert forced.stats == honest.stats
     groups = [[m.document.doc_id for m in g.members.order_by("position")] for g in forced.exact_groups.all()]

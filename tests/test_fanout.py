@@ -13,6 +13,7 @@ from rq import Worker
 
 from screening import runs
 from screening.models import Corpus, DocumentSignature, ScreeningRun
+from tests.factories import completed_run
 
 
 def family_records(n_families: int = 60, size: int = 5) -> list[dict]:
@@ -38,7 +39,7 @@ def test_many_chunks_on_two_workers_give_the_pairs_of_one_worker(import_records,
     records = family_records()
     import_records("one", records)
     import_records("many", records)
-    single = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="one"), exact=True, near=True))
+    single = completed_run("one", near=True)
     assert single.stats["near"]["stored"] > 50
 
     chunked = {"DEDUP_SIGN_CHUNK": "20", "DEDUP_VERIFY_CHUNK": "20"}

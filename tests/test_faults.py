@@ -15,6 +15,7 @@ from django.urls import reverse
 from screening import runs
 from screening.ingest import uploads
 from screening.models import CandidatePair, Corpus, Document, ScreeningRun, Upload
+from tests.factories import completed_run
 
 TIMEOUT = 90  # seconds within which a fault must end in a final state
 
@@ -100,8 +101,7 @@ def test_redis_down_when_a_run_is_started_gives_a_clear_error_and_keeps_the_run(
 def test_a_killed_signing_chunk_is_retried_and_the_run_completes(worker_process, import_records, settings):
     import_records("big", random_records(12_000))
     import_records("reference", random_records(12_000))
-    reference = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="reference"), exact=True,
-                                                     near=True))
+    reference = completed_run("reference", near=True)
     settings.DEDUP_SIGN_CHUNK = 3_000
     run = runs.run_start(corpus=Corpus.objects.get(name="big"), options=runs.RunOptions(exact=True, near=True))
     worker = worker_process(DEDUP_SIGN_CHUNK="3000")

@@ -11,15 +11,16 @@ from review import services
 from review import services as review_services
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.sheets import sheet_exports
-from screening import evaluation, runs
-from screening.models import CandidatePair, Corpus, Document, SourceFile
+from screening import evaluation
+from screening.models import CandidatePair, Document, SourceFile
+from tests.factories import completed_run
 from tests.seeds import SEED001
 
 
 @pytest.fixture
 def records(import_records, editor, arbiter):
     import_records("zh", SEED001)
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True))
+    run = completed_run("zh", near=True)
     pair = CandidatePair.objects.filter(run=run).first()
     judgement = services.judgement_record(pair=pair, reviewer=editor, verdict="arbitration", reason="unsure")
     arbitration = services.arbitration_record(pair=pair, arbiter=arbiter, verdict="keep-both", reason="differ")

@@ -16,6 +16,7 @@ from screening.engine.lsh_index import IndexMismatch, PersistentIndex
 from screening.engine.minhash import NearConfig
 from screening.models import Corpus, LshIndex, ScreeningRun
 from screening.runs import near
+from tests.factories import completed_run
 
 VOCAB = [f"w{i}" for i in range(3000)]
 
@@ -49,12 +50,6 @@ def pair_set(run: ScreeningRun) -> set[tuple]:
             for p in run.pairs.select_related("left", "right")}
 
 
-def start(corpus: str, incremental: bool, **config) -> ScreeningRun:
-    run = runs.run_create(corpus=Corpus.objects.get(name=corpus), exact=True, near=True, incremental=incremental,
-                          near_config=NearConfig(**config))
-    return runs.run_execute(run=run)
-
-
 @pytest.fixture
 def _drop_indexes(db):
     yield
@@ -74,12 +69,12 @@ def _config_of(row: LshIndex) -> dict:
 def test_incremental_run_gives_the_pairs_of_a_full_run_over_the_union(import_records):
     first, second = first_and_second_batches()
     import_records("grow", first)
-    built = start("grow", incremental=True)
+    built = completed_run("grow", near=True, incremental=True)
     assert built.stats["near"]["index"]["built_now"] is True
     assert built.stats["near"]["stored"] > 20
     import_records("grow", second, name="second.jsonl")
 
-    again = start("grow", incremental=True)
+    again = completed_run("grow", near=True, incremental=True)
     index = again.stats["near"]["index"]
     assert index["built_now"] is False
     assert index["indexed_before"] == built.stats["near"]["signed"]
@@ -91,7 +86,7 @@ def test_incremental_run_gives_the_pairs_of_a_full_run_over_the_union(import_rec
     assert index["carried_candidates"] > 0 and index["new_candidates"] > 0
 
     import_records("union", first + second)
-    full = start("union", incremental=False)
+    full = completed_run("union", near=True, incremental=False)
     assert pair_set(again) == pair_set(full)
     assert again.stats["near"]["stored"] == full.stats["near"]["stored"]
     assert again.stats["near"]["template_shingles"] == full.stats["near"]["template_shingles"]
@@ -107,10 +102,10 @@ def test_incremental_run_gives_the_pairs_of_a_full_run_over_the_union(import_rec
 def test_a_third_run_with_nothing_new_looks_nothing_up_and_gives_the_same_pairs(import_records):
     first, second = first_and_second_batches()
     import_records("grow", first)
-    start("grow", incremental=True)
+    completed_run("grow", near=True, incremental=True)
     import_records("grow", second, name="second.jsonl")
-    second_run = start("grow", incremental=True)
-    third = start("grow", incremental=True)
+    second_run = completed_run("grow", near=True, incremental=True)
+    third = completed_run("grow", near=True, incremental=True)
     assert third.stats["near"]["index"]["new_documents"] == 0
     assert third.stats["near"]["newly_signed"] == 0
     assert pair_set(third) == pair_set(second_run)
@@ -121,9 +116,9 @@ def test_a_third_run_with_nothing_new_looks_nothing_up_and_gives_the_same_pairs(
 def test_a_configuration_change_builds_its_own_index(import_records):
     first, _ = first_and_second_batches()
     import_records("grow", first)
-    start("grow", incremental=True)
-    start("grow", incremental=True, seed=2)
-    start("grow", incremental=True, bands=16, rows=8)
+    completed_run("grow", near=True, incremental=True)
+    completed_run("grow", near=True, incremental=True, seed=2)
+    completed_run("grow", near=True, incremental=True, bands=16, rows=8)
     rows = LshIndex.objects.filter(corpus__name="grow")
     assert rows.count() == 3
     assert len({r.basename for r in rows}) == 3
@@ -133,7 +128,7 @@ def test_a_configuration_change_builds_its_own_index(import_records):
 @pytest.mark.usefixtures("_drop_indexes")
 def test_a_run_of_another_seed_or_scheme_cannot_use_an_existing_index(import_records):
     import_records("grow", first_and_second_batches()[0])
-    start("grow", incremental=True)
+    completed_run("grow", near=True, incremental=True)
     row = LshIndex.objects.get()
     for change in ({"seed": 2}, {"num_perm": 64}):
         other = NearConfig(**{**_config_of(row), **change, "bands": None, "rows": None}).resolved()
@@ -152,14 +147,14 @@ def test_a_run_of_another_seed_or_scheme_cannot_use_an_existing_index(import_rec
 def test_an_index_lost_from_redis_is_rebuilt_with_the_same_pairs(import_records):
     first, second = first_and_second_batches()
     import_records("grow", first)
-    start("grow", incremental=True)
+    completed_run("grow", near=True, incremental=True)
     import_records("grow", second, name="second.jsonl")
     row = LshIndex.objects.get()
     PersistentIndex(redis_kwargs(), row.basename, NearConfig(**_config_of(row))).drop()
-    rebuilt = start("grow", incremental=True)
+    rebuilt = completed_run("grow", near=True, incremental=True)
     assert rebuilt.stats["near"]["index"]["built_now"] is True
     import_records("union", first + second)
-    assert pair_set(rebuilt) == pair_set(start("union", incremental=False))
+    assert pair_set(rebuilt) == pair_set(completed_run("union", near=True, incremental=False))
 
 
 @pytest.mark.django_db(transaction=True)

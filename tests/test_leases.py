@@ -10,37 +10,16 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
 from django.urls import reverse
 from django.utils import timezone
 
-from dedup_site import roles
 from review import selectors, services
 from review.models import Lease
-from screening import runs
-from screening.models import CandidatePair, Corpus
+from screening.models import CandidatePair
 from tests.conftest import process_env
+from tests.factories import copies_run, reviewers
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def exact_pairs_run(import_records, pairs: int, reviews_required: int = 1, corpus: str = "copies"):
-    """A run with `pairs` exact pairs (each text twice), all wanting review."""
-    records = [{"doc_id": f"{corpus}-{i}-{side}", "language": "en", "body": f"guide number {i} of {corpus}"}
-               for i in range(pairs) for side in "ab"]
-    import_records(corpus, records)
-    return runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name=corpus), exact=True, near=False,
-                                                reviews_required=reviews_required))
-
-
-def editors(django_user_model, n: int) -> list:
-    group = Group.objects.get(name=roles.EDITORS)
-    users = []
-    for i in range(n):
-        user = django_user_model.objects.create_user(f"editor-{i:02d}", password="irrelevant-pass-1")
-        user.groups.add(group)
-        users.append(user)
-    return users
 
 
 def nexts_at_once(users, run) -> dict[str, str]:
@@ -63,24 +42,24 @@ def nexts_at_once(users, run) -> dict[str, str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_ten_editors_pressing_next_at_once_get_ten_different_pairs(import_records, django_user_model):
-    run = exact_pairs_run(import_records, pairs=12)
-    answers = nexts_at_once(editors(django_user_model, 10), run)
+    run = copies_run(import_records, 12)
+    answers = nexts_at_once(reviewers(10), run)
     assert "none" not in answers.values()
     assert len(set(answers.values())) == 10, answers
 
 
 @pytest.mark.django_db(transaction=True)
 def test_with_two_reviews_each_pair_goes_to_exactly_two_editors(import_records, django_user_model):
-    run = exact_pairs_run(import_records, pairs=5, reviews_required=2)
-    answers = nexts_at_once(editors(django_user_model, 10), run)
+    run = copies_run(import_records, 5, reviews_required=2)
+    answers = nexts_at_once(reviewers(10), run)
     assert "none" not in answers.values()
     assert sorted(Counter(answers.values()).values()) == [2] * 5, answers
 
 
 @pytest.mark.django_db
 def test_a_pair_held_by_its_reviewers_is_not_handed_to_a_third(import_records, django_user_model):
-    run = exact_pairs_run(import_records, pairs=1, reviews_required=2)
-    a, b, c = editors(django_user_model, 3)
+    run = copies_run(import_records, 1, reviews_required=2)
+    a, b, c = reviewers(3)
     flt = selectors.QueueFilter(run=run.pk)
     first, second = services.next_pair(flt, a), services.next_pair(flt, b)
     assert first == second
@@ -91,8 +70,8 @@ def test_a_pair_held_by_its_reviewers_is_not_handed_to_a_third(import_records, d
 
 @pytest.mark.django_db
 def test_a_lapsed_lease_frees_the_pair(import_records, django_user_model):
-    run = exact_pairs_run(import_records, pairs=1)
-    a, b = editors(django_user_model, 2)
+    run = copies_run(import_records, 1)
+    a, b = reviewers(2)
     flt = selectors.QueueFilter(run=run.pk)
     held = services.next_pair(flt, a)
     assert services.next_pair(flt, b) is None
@@ -102,8 +81,8 @@ def test_a_lapsed_lease_frees_the_pair(import_records, django_user_model):
 
 @pytest.mark.django_db
 def test_saving_releases_the_lease(import_records, django_user_model):
-    run = exact_pairs_run(import_records, pairs=1, reviews_required=2)
-    a, _ = editors(django_user_model, 2)
+    run = copies_run(import_records, 1, reviews_required=2)
+    a, _ = reviewers(2)
     held = services.next_pair(selectors.QueueFilter(run=run.pk), a)
     services.judgement_record(pair=held, reviewer=a, verdict="merge-entry", reason="copy")
     assert not Lease.objects.filter(pair=held).exists()
@@ -111,7 +90,7 @@ def test_saving_releases_the_lease(import_records, django_user_model):
 
 @pytest.mark.django_db
 def test_the_page_renews_the_lease_and_lets_go_when_left(import_records, editor, editor_client):
-    run = exact_pairs_run(import_records, pairs=1)
+    run = copies_run(import_records, 1)
     held = services.next_pair(selectors.QueueFilter(run=run.pk), editor)
     lease = Lease.objects.get(pair=held, reviewer=editor)
     Lease.objects.filter(pk=lease.pk).update(expires_at=timezone.now() + timedelta(seconds=5))
@@ -124,7 +103,7 @@ def test_the_page_renews_the_lease_and_lets_go_when_left(import_records, editor,
 
 @pytest.mark.django_db
 def test_skip_sends_the_pair_to_the_back_of_my_queue(import_records, editor, editor_client):
-    run = exact_pairs_run(import_records, pairs=3)
+    run = copies_run(import_records, 3)
     first = services.next_pair(selectors.QueueFilter(run=run.pk), editor)
     response = editor_client.post(f"{reverse('review:skip', args=[first.pk])}?run={run.pk}")
     following = editor_client.get(response.url)
@@ -138,7 +117,7 @@ def test_skip_sends_the_pair_to_the_back_of_my_queue(import_records, editor, edi
 
 @pytest.mark.django_db
 def test_skipped_pairs_come_back_in_the_order_they_were_skipped(import_records, editor):
-    run = exact_pairs_run(import_records, pairs=3)
+    run = copies_run(import_records, 3)
     flt = selectors.QueueFilter(run=run.pk)
     order = []
     for _ in range(3):
@@ -155,8 +134,8 @@ def test_skipped_pairs_come_back_in_the_order_they_were_skipped(import_records, 
 
 @pytest.mark.django_db
 def test_save_and_next_stays_in_the_pairs_run(import_records, editor, editor_client):
-    first_run = exact_pairs_run(import_records, pairs=2, corpus="one")
-    second_run = exact_pairs_run(import_records, pairs=2, corpus="two")
+    first_run = copies_run(import_records, 2, corpus="one")
+    second_run = copies_run(import_records, 2, corpus="two")
     pair = second_run.pairs.order_by("pk").first()
     response = editor_client.post(reverse("review:judge", args=[pair.pk]),
                                   {"verdict": "merge-entry", "reason": "copy", "retained": "both"})
@@ -168,8 +147,8 @@ def test_save_and_next_stays_in_the_pairs_run(import_records, editor, editor_cli
 
 @pytest.mark.django_db
 def test_opening_a_full_pair_says_it_cannot_be_judged(import_records, django_user_model, editor_client):
-    run = exact_pairs_run(import_records, pairs=1)
-    (other,) = editors(django_user_model, 1)
+    run = copies_run(import_records, 1)
+    (other,) = reviewers(1)
     held = services.next_pair(selectors.QueueFilter(run=run.pk), other)
     page = editor_client.get(reverse("review:pair", args=[held.pk])).content.decode()
     assert 'id="not-held"' in page
@@ -177,8 +156,8 @@ def test_opening_a_full_pair_says_it_cannot_be_judged(import_records, django_use
 
 @pytest.mark.django_db
 def test_save_and_next_follows_the_pair_whatever_run_the_filters_named(import_records, editor, editor_client):
-    first_run = exact_pairs_run(import_records, pairs=2, corpus="one")
-    second_run = exact_pairs_run(import_records, pairs=2, corpus="two")
+    first_run = copies_run(import_records, 2, corpus="one")
+    second_run = copies_run(import_records, 2, corpus="two")
     pair = second_run.pairs.order_by("pk").first()
     url = f"{reverse('review:judge', args=[pair.pk])}?run={first_run.pk}&cluster=1"
     response = editor_client.post(url, {"verdict": "merge-entry", "reason": "copy", "retained": "both"})

@@ -14,6 +14,7 @@ from screening import runs
 from screening.engine import minhash
 from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Cluster, Corpus, Document, DocumentSignature, ScreeningRun
+from tests.factories import completed_run
 from tests.seeds import SEED000, SEED001
 
 A_C = 24 / 34  # seed 001, character 5-grams, computed by hand in test_near_engine
@@ -24,16 +25,10 @@ def pairs_of(run) -> dict[tuple[str, str], CandidatePair]:
         "left", "right")}
 
 
-def near_run(corpus="zh", **config) -> ScreeningRun:
-    run = runs.run_create(corpus=Corpus.objects.get(name=corpus), exact=True, near=True,
-                          near_config=NearConfig(**config))
-    return runs.run_execute(run=run)
-
-
 @pytest.mark.django_db
 def test_seed001_pairs_a_with_b_and_c_and_leaves_d_and_e_alone(import_records):
     import_records("zh", SEED001)
-    run = near_run()
+    run = completed_run("zh", near=True)
     pairs = pairs_of(run)
     assert set(pairs) == {("A", "B"), ("A", "C"), ("B", "C")}
     assert pairs[("A", "B")].jaccard == 1.0 and pairs[("A", "B")].minhash_estimate == 1.0
@@ -51,7 +46,7 @@ def test_seed001_pairs_a_with_b_and_c_and_leaves_d_and_e_alone(import_records):
 @pytest.mark.django_db
 def test_run_records_bands_rows_and_the_probability_at_the_threshold(import_records):
     import_records("zh", SEED001)
-    run = near_run()
+    run = completed_run("zh", near=True)
     config = run.config["near"]
     assert (config["policy"], config["shingle"], config["num_perm"], config["threshold"]) == (
         "nfkc-casefold-alnum-v1", "char:5", 128, 0.7)
@@ -62,7 +57,7 @@ def test_run_records_bands_rows_and_the_probability_at_the_threshold(import_reco
 @pytest.mark.django_db
 def test_one_representative_per_exact_group_is_signed(import_records):
     import_records("zh", SEED001 + [dict(SEED001[0], doc_id="A-copy", source_id="mirror")])
-    run = near_run()
+    run = completed_run("zh", near=True)
     assert run.stats["exact_groups"] == 1 and run.stats["near"]["representatives"] == 5
     assert set(pairs_of(run)) == {("A", "B"), ("A", "C"), ("B", "C")}  # reported once, for A
     assert CandidatePair.objects.get(run=run, pass_name="exact").left.doc_id == "A-copy"
@@ -75,7 +70,7 @@ def test_documents_without_shingles_are_counted_and_never_paired(import_records)
     import_records("zh", SEED001 + [
         {"doc_id": "x1", "language": "en", "body": "!!!"}, {"doc_id": "x2", "language": "en", "body": "... ?"},
     ])
-    run = near_run()
+    run = completed_run("zh", near=True)
     assert run.stats["near"]["empty"] == 2
     assert not run.pairs.filter(left__doc_id__in=["x1", "x2"]).exists()
     assert not run.pairs.filter(right__doc_id__in=["x1", "x2"]).exists()
@@ -84,8 +79,8 @@ def test_documents_without_shingles_are_counted_and_never_paired(import_records)
 @pytest.mark.django_db
 def test_same_corpus_and_configuration_give_identical_pairs_and_reuse_signatures(import_records):
     import_records("zh", SEED001)
-    first = near_run()
-    second = near_run()
+    first = completed_run("zh", near=True)
+    second = completed_run("zh", near=True)
     assert list(runs.pair_rows(first)) == list(runs.pair_rows(second))
     assert first.stats["near"]["newly_signed"] == 5 and second.stats["near"]["newly_signed"] == 0
     assert DocumentSignature.objects.count() == 5
@@ -94,8 +89,8 @@ def test_same_corpus_and_configuration_give_identical_pairs_and_reuse_signatures
 @pytest.mark.django_db
 def test_another_seed_gets_its_own_signatures(import_records):
     import_records("zh", SEED001)
-    near_run()
-    other = near_run(seed=2)
+    completed_run("zh", near=True)
+    other = completed_run("zh", near=True, seed=2)
     assert other.stats["near"]["newly_signed"] == 5
     assert DocumentSignature.objects.values("key").distinct().count() == 2
 
@@ -103,20 +98,21 @@ def test_another_seed_gets_its_own_signatures(import_records):
 @pytest.mark.django_db
 def test_a_stored_signature_of_another_seed_is_refused_not_mixed(import_records):
     import_records("zh", SEED001)
-    near_run()
+    completed_run("zh", near=True)
     # Corrupt one stored row as if it had been written with seed 2 under this run's key.
     row = DocumentSignature.objects.first()
     alien = NearConfig(seed=2).resolved()
     values = minhash.from_bytes(bytes(row.values), NearConfig().resolved())
     DocumentSignature.objects.filter(pk=row.pk).update(values=minhash.to_bytes(values, alien))
     with pytest.raises(minhash.SchemeMismatch, match="seed 2"):
-        near_run()
+        completed_run("zh", near=True)
 
 
 @pytest.mark.django_db
 def test_candidates_below_the_storage_floor_are_counted(import_records):
     import_records("zh", SEED001)
-    run = near_run(storage_floor=0.8, threshold=0.8, bands=128, rows=1)  # every sharing pair is a candidate
+    # One row per band: every pair sharing one signature value is a candidate.
+    run = completed_run("zh", near=True, storage_floor=0.8, threshold=0.8, bands=128, rows=1)
     near = run.stats["near"]
     assert near["stored"] == 1 and near["below_floor"] == near["lsh_candidates"] - 1 > 0
 
@@ -127,8 +123,8 @@ def test_word_shingles_and_persian_policy_are_recorded_and_used(import_records):
         {"doc_id": "a", "language": "fa", "body": "راهنمای حسگر ولتاژ برحسب ولت است"},
         {"doc_id": "b", "language": "fa", "body": "راهنماي حسگر ولتاژ برحسب ولت است"},
     ])
-    plain = near_run("fa", shingle="word:2")
-    folded = near_run("fa", shingle="word:2", policy="persian-arabic-fold-v1")
+    plain = completed_run("fa", near=True, shingle="word:2")
+    folded = completed_run("fa", near=True, shingle="word:2", policy="persian-arabic-fold-v1")
     assert pairs_of(plain) == {} or pairs_of(plain)[("a", "b")].jaccard < 1
     assert pairs_of(folded)[("a", "b")].jaccard == 1.0
     assert folded.config["near"]["policy"] == "persian-arabic-fold-v1"
@@ -142,7 +138,7 @@ def test_template_share_measures_the_shared_header(import_records):
                for i, text in enumerate([plant, plant + "！"]  # same words, different punctuation
                                         + [f"第{i}号设备的维护说明，请按步骤检查电源与线路。" for i in range(12)])]
     import_records("tpl", records)
-    run = near_run("tpl", storage_floor=0.1, threshold=0.5)
+    run = completed_run("tpl", near=True, storage_floor=0.1, threshold=0.5)
     pair = pairs_of(run)[("t00", "t01")]
     assert pair.jaccard == 1.0 and 0 < pair.template_share < 1
     assert pair.jaccard_without_template == 1.0
@@ -191,7 +187,7 @@ def test_pair_page_explains_and_escapes(admin_client, import_records):
     hostile = 'Intro <script>alert(1)</script> and "><img src=x onerror=alert(1)> shared closing words here.'
     import_records("h", [{"doc_id": "h1", "language": "en", "body": "First. " + hostile},
                          {"doc_id": "h2", "language": "en", "body": "Second. " + hostile}])
-    run = near_run("h")
+    run = completed_run("h", near=True)
     pair = run.pairs.get(pass_name="near")
     page = admin_client.get(reverse("screening:pair_detail", args=[pair.pk])).content.decode()
     assert "<script>alert(1)" not in page and "<img src=x" not in page
@@ -239,7 +235,7 @@ def test_screen_refuses_a_bad_shingle(import_records):
 @pytest.mark.django_db
 def test_exact_and_near_pairs_share_one_export(import_records):
     import_records("mix", SEED000 + [dict(r, doc_id=f"zh-{r['doc_id']}") for r in SEED001])
-    run = near_run("mix")
+    run = completed_run("mix", near=True)
     passes = [row[2] for row in runs.pair_rows(run)]
     assert passes.count("exact") == 1 and passes.count("near") == 4  # A–C of seed 000 is near too
 
@@ -261,8 +257,7 @@ def test_crafted_colliding_words_get_their_true_jaccard_in_a_run(import_records)
     x, y = thue_morse_words()
     import_records("forged", [{"doc_id": "L", "language": "en", "body": f"alpha beta gamma delta {x}"},
                               {"doc_id": "R", "language": "en", "body": f"alpha beta gamma delta {y}"}])
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="forged"), exact=False, near=True,
-                                               near_config=NearConfig(shingle="word:2")))
+    run = completed_run("forged", exact=False, near=True, shingle="word:2")
     pair = CandidatePair.objects.get(run=run)
     assert pair.minhash_estimate == 1.0  # the public signing hash collides: LSH proposes the pair
     assert pair.jaccard == pytest.approx(3 / 5)  # the keyed verification does not

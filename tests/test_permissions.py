@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from screening import runs
-from screening.models import CandidatePair, Corpus, Document
+from screening.models import CandidatePair, Document
+from tests.factories import completed_run
 from tests.seeds import SEED001
 
 ROLES = ["anonymous", "editor", "arbiter", "admin"]
@@ -79,7 +79,7 @@ def test_every_url_has_an_entry():
 @pytest.fixture
 def world(import_records, admin_user, editor, arbiter):
     import_records("zh", SEED001)
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), near=True))
+    run = completed_run("zh", near=True)
     pair = CandidatePair.objects.filter(run=run).first()
     doc = Document.objects.first()
     clients = {"anonymous": Client()}

@@ -15,17 +15,9 @@ from dedup_site import roles
 from review import selectors, services
 from review.kappa import cohen_kappa
 from review.models import Arbitration, Judgement
-from screening import runs
-from screening.engine.minhash import NearConfig
-from screening.models import CandidatePair, Corpus
-from tests.seeds import SEED000, SEED001
-
-
-def seed_run(import_records, reviews_required=1, corpus="zh", records=SEED001):
-    import_records(corpus, records)
-    run = runs.run_create(corpus=Corpus.objects.get(name=corpus), exact=True, near=True, near_config=NearConfig(),
-                          reviews_required=reviews_required)
-    return runs.run_execute(run=run)
+from screening.models import CandidatePair
+from tests.factories import reviewer, seed_run
+from tests.seeds import SEED000
 
 
 def pair(run, left, right) -> CandidatePair:
@@ -396,10 +388,11 @@ def test_kappa_edge_cases():
 
 
 @pytest.mark.django_db
-def test_group_permissions_match_the_roles():
-    editors, arbiters = Group.objects.get(name=roles.EDITORS), Group.objects.get(name=roles.ARBITERS)
-    assert {p.codename for p in editors.permissions.all()} == {"review_pair"}
-    assert {p.codename for p in arbiters.permissions.all()} == {"review_pair", "arbitrate_pair"}
+def test_every_role_group_holds_exactly_the_permissions_of_the_role_table():
+    for name, perms in roles.ROLE_PERMISSIONS.items():
+        group = Group.objects.get(name=name)
+        held = {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.select_related("content_type")}
+        assert held == set(perms), name
 
 
 @pytest.mark.django_db
@@ -471,8 +464,7 @@ def test_a_corpus_may_allow_self_arbitration_which_is_marked(import_records, edi
 def test_another_arbiter_settles_a_disagreement(import_records, editor, arbiter, django_user_model):
     run = seed_run(import_records, reviews_required=2)
     ab = _disagree(run, editor, arbiter)
-    other = django_user_model.objects.create_user("ora-arbiter", password="irrelevant-pass-1")
-    other.groups.add(Group.objects.get(name=roles.ARBITERS))
+    other = reviewer("ora-arbiter", "arbiter")
     assert not services.arbitration_record(pair=ab, arbiter=other, verdict="merge-entry", reason="x").self_arbitrated
 
 

@@ -7,11 +7,9 @@ import os
 import pytest
 
 from review.models import Judgement
-from screening import runs
-from screening.engine.minhash import NearConfig
-from screening.models import CandidatePair, Corpus
+from screening.models import CandidatePair
 from tests.browser_helpers import CHROMIUM, HOSTILE, login, shot
-from tests.seeds import SEED001
+from tests.factories import completed_run, imported_run, seed_run
 
 pytestmark = [
     pytest.mark.browser,
@@ -19,15 +17,9 @@ pytestmark = [
 ]
 
 
-def make_run(import_records, corpus, records):
-    import_records(corpus, records)
-    run = runs.run_create(corpus=Corpus.objects.get(name=corpus), exact=True, near=True, near_config=NearConfig())
-    return runs.run_execute(run=run)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_an_editor_reviews_a_pair_with_the_keyboard_alone(browser, live_server, import_records, editor):
-    run = make_run(import_records, "zh", SEED001)
+    run = seed_run(import_records)
     page, dialogs = login(browser, live_server, editor.username)
     page.goto(f"{live_server.url}/review/next/?run={run.pk}")
     first = CandidatePair.objects.get(pk=int(page.url.split("/pairs/")[1].split("/")[0]))
@@ -60,9 +52,9 @@ def test_clicking_a_matched_run_scrolls_to_its_partner(browser, live_server, imp
     def text(word):
         return "\n".join(f"Paragraph {i}: the sensor reads voltage in volts and logs it {word}." for i in range(80))
 
-    run = make_run(import_records, "long", [
+    run = imported_run(import_records, "long", [
         {"doc_id": "L1", "language": "en", "body": text("daily")},
-        {"doc_id": "L2", "language": "en", "body": "A preface was added here.\n" * 40 + text("hourly")}])
+        {"doc_id": "L2", "language": "en", "body": "A preface was added here.\n" * 40 + text("hourly")}], near=True)
     page, _ = login(browser, live_server, editor.username)
     page.goto(f"{live_server.url}/review/pairs/{run.pairs.get(pass_name='near').pk}/")
     assert page.locator("#pane-left .run").count() > 40
@@ -79,9 +71,9 @@ def test_clicking_a_matched_run_scrolls_to_its_partner(browser, live_server, imp
 
 @pytest.mark.django_db(transaction=True)
 def test_hostile_documents_run_no_script_and_read_as_written(browser, live_server, import_records, editor):
-    run = make_run(import_records, "hostile", [
+    run = imported_run(import_records, "hostile", [
         {"doc_id": "x1", "language": "en", "title": HOSTILE, "body": "One. " + HOSTILE},
-        {"doc_id": "x2", "language": "en", "title": HOSTILE, "body": "Two. " + HOSTILE}])
+        {"doc_id": "x2", "language": "en", "title": HOSTILE, "body": "Two. " + HOSTILE}], near=True)
     page, dialogs = login(browser, live_server, editor.username)
     pair = run.pairs.get()
     for url in (f"/review/pairs/{pair.pk}/", f"/documents/{pair.left_id}/", "/corpora/hostile/",
@@ -119,8 +111,7 @@ def test_a_hostile_zip_corpus_runs_no_script_on_any_page(browser, live_server, e
     upload = uploads.upload_process(upload=uploads.upload_create(
         corpus_name="zip", chunks=[data], size=len(data), original_name="<b>hostile<b>.zip", language="en"))
     assert upload.status == "complete", upload.problems
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zip"), exact=True, near=True,
-                                               near_config=NearConfig(storage_floor=0.05)))
+    run = completed_run("zip", near=True, storage_floor=0.05)
     page, dialogs = login(browser, live_server, editor.username)
     urls = ["/corpora/zip/", f"/runs/{run.pk}/", f"/review/?run={run.pk}"]
     urls += [f"/documents/{pk}/" for pk in run.corpus.documents.values_list("pk", flat=True)]
@@ -143,7 +134,7 @@ def test_a_hostile_zip_corpus_runs_no_script_on_any_page(browser, live_server, e
 def test_n_skips_to_another_pair_and_leaving_a_page_lets_its_lease_go(browser, live_server, import_records, editor):
     from review.models import Lease, Skip
 
-    run = make_run(import_records, "zh", SEED001)
+    run = seed_run(import_records)
     page, dialogs = login(browser, live_server, editor.username)
     page.goto(f"{live_server.url}/review/next/?run={run.pk}")
     first = int(page.url.split("/pairs/")[1].split("/")[0])

@@ -15,9 +15,8 @@ from django.urls import reverse
 from review import services
 from review.models import ReviewerSignature, SheetExport
 from review.sheets import sheet_exports, signing
-from screening import runs
-from screening.engine.minhash import NearConfig
-from screening.models import CandidatePair, Corpus
+from screening.models import CandidatePair
+from tests.factories import completed_run
 from tests.seeds import SEED001
 
 
@@ -25,8 +24,7 @@ from tests.seeds import SEED001
 def reviewed(import_records, editor, editor2, arbiter):
     """Seed 001 reviewed as in the review tests: two reviews per pair, A–B arbitrated."""
     import_records("zh", SEED001)
-    run = runs.run_execute(run=runs.run_create(corpus=Corpus.objects.get(name="zh"), exact=True, near=True,
-                                               near_config=NearConfig(), reviews_required=2))
+    run = completed_run("zh", near=True, reviews_required=2)
     ab = CandidatePair.objects.get(run=run, left__doc_id="A", right__doc_id="B")
     ac = CandidatePair.objects.get(run=run, left__doc_id="A", right__doc_id="C")
     services.judgement_record(pair=ab, reviewer=editor, verdict="merge-entry", reason="same guide, reformatted",

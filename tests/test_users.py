@@ -9,6 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from dedup_site import accounts, roles
+from tests.factories import reviewer
 
 
 @pytest.fixture
@@ -81,8 +82,7 @@ def test_nobody_changes_their_own_role(admin_user, django_user_model):
 def test_an_admin_gives_reviewer_roles_only(admin_user, editor, django_user_model):
     with pytest.raises(accounts.AccountRefused, match="not one you may give"):
         accounts.reviewer_role_set(actor=admin_user, user=editor, role="admin")
-    other_admin = django_user_model.objects.create_user("adam-admin", password="irrelevant-pass-1")
-    other_admin.groups.add(Group.objects.get(name=roles.ADMINS))
+    other_admin = reviewer("adam-admin", "admin")
     with pytest.raises(accounts.AccountRefused, match="only a superuser"):
         accounts.reviewer_role_set(actor=admin_user, user=other_admin, role="editor")
     accounts.reviewer_role_set(actor=admin_user, user=editor, role="arbiter")

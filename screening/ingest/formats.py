@@ -164,6 +164,41 @@ def _check_timestamp(value: str) -> bool:
     return False
 
 
+def _check_version(version, place: str, report: Report) -> str:
+    """Text or an integer, kept as text."""
+    if isinstance(version, bool) or not isinstance(version, (str, int)):
+        report.problem(place, "version", f"must be text or an integer, not {type(version).__name__}")
+        return ""
+    if len(str(version)) > MAX_VERSION_CHARS:
+        report.problem(place, "version", f"is longer than {MAX_VERSION_CHARS} characters")
+    return str(version)
+
+
+def _check_language(language, place: str, report: Report) -> None:
+    if not isinstance(language, str):
+        report.problem(place, "language", f"must be text, not {type(language).__name__}")
+    elif not language:
+        report.problem(place, "language", "is required (give it per record or choose a language for the upload)")
+    elif not LANGUAGE_RE.fullmatch(language):
+        report.problem(place, "language", f"{language!r} is not a lowercase language tag such as fa, en, zh-hant")
+
+
+def _check_text(value, place: str, name: str, report: Report, *, limit: int) -> None:
+    if not isinstance(value, str):
+        report.problem(place, name, f"must be text, not {type(value).__name__}")
+    elif len(value) > limit:
+        report.problem(place, name, f"is longer than {limit} characters")
+
+
+def _check_body(body, place: str, report: Report) -> None:
+    if body is None:
+        report.problem(place, "body", "is required")
+    elif not isinstance(body, str):
+        report.problem(place, "body", f"must be text, not {type(body).__name__}")
+    elif not body.strip():
+        report.problem(place, "body", "is empty or only whitespace")
+
+
 def validate(raw: dict, place: str, report: Report, *, default_language: str = "", member_path: str = "",
              typed: bool = True) -> Record | None:
     """Check one record's fields; report every broken rule; return the record when all hold.
@@ -189,35 +224,13 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
     if "source_id" in values:
         source_id = _check_id(values["source_id"], place, "source_id", report)
 
-    version = values.get("version", "")
-    if isinstance(version, bool) or not isinstance(version, (str, int)):
-        report.problem(place, "version", f"must be text or an integer, not {type(version).__name__}")
-    elif len(str(version)) > MAX_VERSION_CHARS:
-        report.problem(place, "version", f"is longer than {MAX_VERSION_CHARS} characters")
-    version = str(version) if isinstance(version, (str, int)) and not isinstance(version, bool) else ""
-
+    version = _check_version(values.get("version", ""), place, report)
     language = values.get("language", default_language)
-    if not isinstance(language, str):
-        report.problem(place, "language", f"must be text, not {type(language).__name__}")
-    elif not language:
-        report.problem(place, "language", "is required (give it per record or choose a language for the upload)")
-    elif not LANGUAGE_RE.fullmatch(language):
-        report.problem(place, "language", f"{language!r} is not a lowercase language tag such as fa, en, zh-hant")
-
+    _check_language(language, place, report)
     title = values.get("title", "")
-    if not isinstance(title, str):
-        report.problem(place, "title", f"must be text, not {type(title).__name__}")
-    elif len(title) > MAX_TITLE_CHARS:
-        report.problem(place, "title", f"is longer than {MAX_TITLE_CHARS} characters")
-
+    _check_text(title, place, "title", report, limit=MAX_TITLE_CHARS)
     body = values.get("body")
-    if body is None:
-        report.problem(place, "body", "is required")
-    elif not isinstance(body, str):
-        report.problem(place, "body", f"must be text, not {type(body).__name__}")
-    elif not body.strip():
-        report.problem(place, "body", "is empty or only whitespace")
-
+    _check_body(body, place, report)
     collected_at = values.get("collected_at", "")
     if not isinstance(collected_at, str):
         report.problem(place, "collected_at", f"must be an ISO 8601 text, not {type(collected_at).__name__}")

@@ -1,0 +1,54 @@
+"""The shape of the code, checked: what import-linter's contracts (pyproject.toml, run by `make test`) do
+not say. Short functions, thin jobs, module names that tell modules apart, contracts that keep up."""
+
+from __future__ import annotations
+
+import ast
+import pkgutil
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+import screening
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("dedup_site", "screening", "review")
+# Django's and the styleguide's names, one per app or package by design; any other stem names one module.
+CONVENTIONAL = {"__init__", "models", "views", "urls", "forms", "admin", "apps", "jobs", "services", "selectors"}
+LONGEST_FUNCTION = 60
+LONGEST_JOBS_MODULE = 120
+
+
+def app_modules() -> list[Path]:
+    return [p for app in APPS for p in (ROOT / app).rglob("*.py") if "migrations" not in p.parts]
+
+
+def test_no_function_in_the_apps_is_longer_than_sixty_lines():
+    long = []
+    for path in app_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > LONGEST_FUNCTION:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({length} lines)")
+    assert long == []
+
+
+def test_jobs_modules_stay_thin():
+    for path in ROOT.glob("*/jobs.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) < LONGEST_JOBS_MODULE, path
+
+
+def test_no_two_modules_of_the_apps_share_a_name():
+    by_stem = defaultdict(list)
+    for path in app_modules():
+        if path.stem not in CONVENTIONAL:
+            by_stem[path.stem].append(str(path.relative_to(ROOT)))
+    assert {stem: paths for stem, paths in by_stem.items() if len(paths) > 1} == {}
+
+
+def test_the_engine_contract_names_every_module_of_screening_outside_the_engine():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["name"].startswith("The engine imports nothing")]
+    outside = {f"screening.{m.name}" for m in pkgutil.iter_modules(screening.__path__)} - {"screening.engine"}
+    assert outside <= set(contract["forbidden_modules"])
