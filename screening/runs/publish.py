@@ -13,6 +13,7 @@ from screening.engine import cluster, contract
 from screening.models import CandidatePair, Cluster, Document, ExactGroup, ExactGroupMember, ScreeningRun
 from screening.runs import near
 from screening.runs.exact import ExactResult
+from screening.runs.lifecycle import near_config_of
 
 WRITE_BATCH = 5000
 
@@ -38,7 +39,7 @@ def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], li
     exact, stats = outcome.exact, dict(outcome.stats)
     near_pairs = outcome.near.pairs if outcome.near is not None else []
     names = outcome.doc_ids if run.near else {pk: doc_id for doc_id, pk in exact.doc_pks.items()}
-    threshold = run.config.get("near", {}).get("threshold", 1.0)
+    threshold = near_config_of(run).threshold if run.near else 1.0
     with transaction.atomic():
         # Cluster numbers are known before any pair is written, so each pair is written once, complete.
         number_of = _publish_clusters(run, (exact.edges if run.exact else []) + [
