@@ -8,6 +8,8 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from django.utils import timezone
+
 from dedup_site import progress
 from dedup_site.queues import QueueUnavailable, enqueue
 
@@ -38,8 +40,6 @@ def failure_recorded(fail: Callable[[str], None]) -> Iterator[None]:
 def mark_failed(model, pk: int, error: str, *, final: tuple[str, ...] = ("complete",)) -> None:
     """Mark the row failed with the error, unless it ended already: `final` states, or failed (the first
     failure recorded, with its traceback, is the one kept; a failure callback that follows adds nothing)."""
-    from django.utils import timezone
-
     model.objects.filter(pk=pk).exclude(status__in=[*final, "failed"]).update(
         status="failed", finished_at=timezone.now(), error=error[:10000])
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 
 import django_rq
 import redis
 
 TTL = 7 * 24 * 3600
+# How a long job reports: (fraction of the stage done, stage name).
+StageProgress = Callable[[float, str], None]
 logger = logging.getLogger(__name__)
 
 

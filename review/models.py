@@ -198,7 +198,6 @@ class SheetExport(BackgroundWork, models.Model):
         ordering = ["-created_at", "-id"]
 
 
-
 DB_GUARDS = [
     Guard("review_judgement"),
     Guard("review_arbitration"),

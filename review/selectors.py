@@ -19,7 +19,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, 
 from dedup_site.http import MAX_ID
 from dedup_site.roles import sees_all_verdicts
 from review.kappa import cohen_kappa
-from review.models import WITHDRAWN, Arbitration, CurrentVerdict, Judgement, ReviewerSignature
+from review.models import WITHDRAWN, Arbitration, CurrentVerdict, Judgement, ReviewerSignature, ReviewPolicy
 from screening.models import CandidatePair, ScreeningRun
 
 PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
@@ -136,13 +136,13 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None
     not judged show no status or verdict that others' verdicts decided (blind review)."""
     pairs = flt.apply(CandidatePair.objects.all())
     if after:
-        pairs = pairs.filter(_after(flt.sort, after))
+        pairs = pairs.filter(after_cursor(flt.sort, after))
     # First the page's ids alone, a walk of the (run, sort key) index that no join or stale planner
     # statistics can turn into a sort of the whole run; then those rows, without the document bodies.
     ids = list(pairs.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
     more = len(ids) > limit
     rows = _rows_for_listing(ids[:limit], reviewer, all_visible)
-    return rows, _cursor(flt.sort, rows[-1]) if more and rows else ""
+    return rows, cursor_of(flt.sort, rows[-1]) if more and rows else ""
 
 
 def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -> list[QueueRow]:
@@ -164,7 +164,7 @@ def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -
     return [found[pk] for pk in ids]
 
 
-def _cursor(sort: str, last: QueueRow) -> str:
+def cursor_of(sort: str, last: QueueRow) -> str:
     if sort == "cluster":
         return f"{last.cluster if last.cluster is not None else 'none'}:{last.pk}"
     return f"{last.jaccard!r}:{last.pk}"
@@ -184,7 +184,7 @@ def _number(text: str, kind: type) -> int | float:
     return value
 
 
-def _after(sort: str, cursor: str) -> Q:
+def after_cursor(sort: str, cursor: str) -> Q:
     """The pairs after a keyset cursor; BadCursor when the cursor is not one `_cursor` writes."""
     # Written as a range plus an exclusion (not an OR of two ranges) so the index on the sort key is used.
     value, _, pk = cursor.partition(":")
@@ -221,7 +221,7 @@ class RunProgress:
         return self.by_status.get(SETTLED, 0) + self.by_status.get(NEEDS_ARBITRATION, 0)
 
 
-def _progress_key(run_id: int) -> str:
+def progress_key(run_id: int) -> str:
     return f"review:run-progress:{run_id}"
 
 
@@ -229,7 +229,7 @@ def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind
     """Pairs per status (cached for a few seconds: counting a million pairs on every click is slow) and
     how many this reviewer has judged (always exact). A blind progress keeps only what verdicts do not
     decide: pending, judged, reviewed."""
-    key = _progress_key(run.pk)
+    key = progress_key(run.pk)
     by_status = None if fresh else cache.get(key)
     if by_status is None:
         by_status = dict(CandidatePair.objects.filter(run=run).values_list("status").annotate(n=Count("id")))
@@ -307,3 +307,58 @@ def unsigned_count(reviewer) -> int:
         judgements = judgements.filter(created_at__gt=last.signed_at)
         arbitrations = arbitrations.filter(created_at__gt=last.signed_at)
     return judgements.count() + arbitrations.count()
+
+
+# --- the pair and arbitration pages -------------------------------------------------------------------
+
+
+def took_part(pair: CandidatePair, user) -> bool:
+    """Whether the user judged the pair (any judgement, withdrawn or not): then they are part of its case. A
+    pair flagged by its cluster's contradiction is a case of the whole cluster: judging any of its pairs
+    counts."""
+    mine = Judgement.objects.filter(reviewer=user)
+    if pair.flag.startswith(CLUSTER_FLAG) and pair.cluster is not None:
+        return mine.filter(pair__run_id=pair.run_id, pair__cluster=pair.cluster).exists()
+    return mine.filter(pair=pair).exists()
+
+
+def pair_view(pair: CandidatePair, user) -> dict:
+    """What the review page shows of a pair's record to this user: their own judgements; other reviewers'
+    and the arbitration only once they have given theirs (blind review); the status as they may see it."""
+    current = CurrentVerdict.objects.filter(pair=pair, reviewer=user).exclude(verdict=WITHDRAWN).first()
+    all_visible = sees_all(user)
+    status, _ = shown_status(pair.status, pair.final_verdict, mine=current.verdict if current else "",
+                             all_visible=all_visible, flag=pair.flag)
+    return {
+        "current": current, "status": status, "status_label": status_label(status),
+        "mine": pair.judgements.filter(reviewer=user).order_by("-created_at", "-id"),
+        "others": pair.judgements.exclude(reviewer=user).select_related("reviewer") if current else None,
+        "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
+        "settled_by_arbiter": current is not None and pair.arbitrations.exists(),
+        "progress": run_progress(pair.run, user, blind=not all_visible),
+    }
+
+
+def arbitration_cases(user, limit: int = 200) -> list[CandidatePair]:
+    """The pairs waiting for an arbiter, best score first, each marked `took_part` (the user judged it, or,
+    for a cluster's contradiction, any pair of that cluster: see took_part) and `self_allowed`."""
+    pairs = list(CandidatePair.objects.filter(status=NEEDS_ARBITRATION, run__status="complete")
+                 .select_related("left", "right", "run__corpus")
+                 .annotate(judged=Exists(Judgement.objects.filter(pair=OuterRef("pk"), reviewer=user)),
+                           self_allowed=Exists(ReviewPolicy.objects.filter(corpus_id=OuterRef("run__corpus_id"),
+                                                                           allow_self_arbitration=True)))
+                 .order_by("-jaccard", "id")[:limit])
+    clusters = set(Judgement.objects.filter(reviewer=user, pair__cluster__isnull=False)
+                   .values_list("pair__run_id", "pair__cluster").distinct())
+    for p in pairs:
+        by_cluster = p.flag.startswith(CLUSTER_FLAG) and (p.run_id, p.cluster) in clusters
+        p.took_part = by_cluster if p.flag.startswith(CLUSTER_FLAG) and p.cluster is not None else p.judged
+    return pairs
+
+
+def review_policy_of(corpus) -> ReviewPolicy | None:
+    return ReviewPolicy.objects.filter(corpus=corpus).select_related("updated_by").first()
+
+
+def signatures_of(user, limit: int = 20):
+    return ReviewerSignature.objects.filter(reviewer=user).order_by("-signed_at")[:limit]

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dedup_site import accounts
+from review import selectors
 from review.models import (
     FINAL_VERDICTS,
     WITHDRAWN,
@@ -31,9 +32,9 @@ from review.selectors import (
     PENDING,
     SETTLED,
     QueueFilter,
-    _after,
-    _cursor,
-    _progress_key,
+    after_cursor,
+    cursor_of,
+    progress_key,
 )
 from review.sheets import signing
 from screening.engine.cluster import components
@@ -95,7 +96,7 @@ def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str
     verdict, reason = _clean(verdict, reason, retained, list(Verdict))
     with transaction.atomic():
         pair = _locked_pair(pair.pk)
-        if not took_part(pair, reviewer):
+        if not selectors.took_part(pair, reviewer):
             # Blind review: whoever has no part in the pair learns nothing of how it stands, only that it
             # wants no more reviewers (the same words whether it is held, settled or disputed).
             if pair.status not in (PENDING, JUDGED) or len(_holders(pair) - {reviewer.pk}) >= \
@@ -143,16 +144,6 @@ def judgement_undo(*, reviewer) -> Judgement | None:
     return withdrawal
 
 
-def took_part(pair: CandidatePair, user) -> bool:
-    """Whether the user judged the pair (any judgement, withdrawn or not): then they are part of its case. A
-    pair flagged by its cluster's contradiction is a case of the whole cluster: judging any of its pairs
-    counts."""
-    mine = Judgement.objects.filter(reviewer=user)
-    if pair.flag.startswith(CLUSTER_FLAG) and pair.cluster is not None:
-        return mine.filter(pair__run_id=pair.run_id, pair__cluster=pair.cluster).exists()
-    return mine.filter(pair=pair).exists()
-
-
 def self_arbitration_allowed(corpus_id: int) -> bool:
     return ReviewPolicy.objects.filter(corpus_id=corpus_id, allow_self_arbitration=True).exists()
 
@@ -166,7 +157,7 @@ def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: st
         pair = _locked_pair(pair.pk)
         if pair.status != NEEDS_ARBITRATION:
             raise ReviewRefused(f"pair {pair.pk} is {pair.status.replace('_', ' ')}, not waiting for arbitration")
-        own = took_part(pair, arbiter)
+        own = selectors.took_part(pair, arbiter)
         if own and not self_arbitration_allowed(pair.run.corpus_id):
             raise ReviewRefused(f"you judged pair {pair.pk} yourself, so another arbiter must settle it (a corpus "
                                 f"admin can allow self-arbitration for one-person teams)")
@@ -210,7 +201,7 @@ def pair_refresh(pair: CandidatePair) -> None:
         status, final = SETTLED, current[0]
     CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
     pair.status, pair.final_verdict, pair.flag = status, final, flag
-    cache.delete(_progress_key(pair.run_id))  # the reviewer's next page counts this change
+    cache.delete(progress_key(pair.run_id))  # the reviewer's next page counts this change
     if status == SETTLED and pair.cluster is not None:
         cluster_check(pair.run_id, pair.cluster)
 
@@ -279,7 +270,7 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
     skipped: list[int] = []
     cursor = ""
     while True:
-        page = pairs.filter(_after(flt.sort, cursor)) if cursor else pairs
+        page = pairs.filter(after_cursor(flt.sort, cursor)) if cursor else pairs
         rows = list(page.only("pk", "jaccard", "cluster", "status")[:chunk])
         if not rows:
             break
@@ -294,7 +285,7 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
                 skipped.append(row.pk)
             elif lease_take(pair_id=row.pk, reviewer=reviewer):
                 return CandidatePair.objects.get(pk=row.pk)
-        cursor = _cursor(flt.sort, rows[-1])
+        cursor = cursor_of(flt.sort, rows[-1])
     # Then what I skipped, in the order I skipped it.
     for pk in Skip.objects.filter(reviewer=reviewer, pair_id__in=skipped).order_by("skipped_at", "id").values_list(
             "pair_id", flat=True):

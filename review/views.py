@@ -5,7 +5,6 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -25,7 +24,7 @@ from review.forms import (
     SheetForm,
     SignForm,
 )
-from review.models import WITHDRAWN, CurrentVerdict, Judgement, ReviewerSignature, ReviewPolicy, SheetExport
+from review.models import SheetExport
 from review.sheets import sheet_exports, signing
 from screening import runs
 from screening.evaluation.labelsets import EvaluationRefused
@@ -92,24 +91,13 @@ def pair_review(request, pk):
     pair = runs.with_documents(
         get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete"))
     _, carried, _ = _filters(request, pair)
-    current = CurrentVerdict.objects.filter(pair=pair, reviewer=request.user).exclude(verdict=WITHDRAWN).first()
     # Opening a pair holds it, as "next" does, when it still wants a reviewer; else it can be read, not judged.
     holding = services.lease_take(pair_id=pair.pk, reviewer=request.user)
-    context = runs.pair_context(pair)
-    all_visible = selectors.sees_all(request.user)
-    status, _ = selectors.shown_status(pair.status, pair.final_verdict, mine=current.verdict if current else "",
-                                       all_visible=all_visible, flag=pair.flag)
+    context = {**runs.pair_context(pair), **selectors.pair_view(pair, request.user)}
     context.update({
-        "carried": carried, "current": current, "keys": KEYS, "status": status, "holding": holding,
+        "carried": carried, "keys": KEYS, "holding": holding,
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
-        "status_label": selectors.status_label(status),
-        "mine": pair.judgements.filter(reviewer=request.user).order_by("-created_at", "-id"),
-        # Blind review: other reviewers' verdicts only once I have given mine.
-        "others": pair.judgements.exclude(reviewer=request.user).select_related("reviewer") if current else None,
-        "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
-        "settled_by_arbiter": current is not None and pair.arbitrations.exists(),
         "form": JudgementForm(initial={"retained": "both", "related_source": ""}),
-        "progress": selectors.run_progress(pair.run, request.user, blind=not all_visible),
     })
     return render(request, "review/pair.html", context)
 
@@ -174,13 +162,7 @@ def lease(request, pk):
 @require_GET
 @permission_required(ARBITRATE)
 def arbitration_queue(request):
-    pairs = (CandidatePair.objects.filter(status=selectors.NEEDS_ARBITRATION, run__status="complete")
-             .select_related("left", "right", "run__corpus")
-             .annotate(took_part=Exists(Judgement.objects.filter(pair=OuterRef("pk"), reviewer=request.user)),
-                       self_allowed=Exists(ReviewPolicy.objects.filter(corpus_id=OuterRef("run__corpus_id"),
-                                                                       allow_self_arbitration=True)))
-             .order_by("-jaccard", "id")[:200])
-    return render(request, "review/arbitration_queue.html", {"pairs": pairs})
+    return render(request, "review/arbitration_queue.html", {"pairs": selectors.arbitration_cases(request.user)})
 
 
 @require_http_methods(["GET", "POST"])
@@ -199,7 +181,7 @@ def arbitrate(request, pk):
             messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
             return redirect("review:arbitration_queue")
     context = runs.pair_context(pair)
-    own = services.took_part(pair, request.user)
+    own = selectors.took_part(pair, request.user)
     context.update({
         "form": form, "keys": KEYS, "own_case": own, "status_label": selectors.status_label(pair.status),
         "self_allowed": own and services.self_arbitration_allowed(pair.run.corpus_id),
@@ -213,7 +195,7 @@ def arbitrate(request, pk):
 @permission_required(START_RUN)
 def policy(request, name):
     corpus = get_object_or_404(Corpus, name=name)
-    current = ReviewPolicy.objects.filter(corpus=corpus).first()
+    current = selectors.review_policy_of(corpus)
     form = ReviewPolicyForm(request.POST or None, initial={
         "allow_self_arbitration": bool(current and current.allow_self_arbitration)})
     if request.method == "POST" and form.is_valid():
@@ -244,8 +226,6 @@ def dashboard(request, run_id):
     return render(request, "review/dashboard.html", {"run": run, "board": selectors.dashboard(run, request.user)})
 
 
-
-
 @require_http_methods(["GET", "POST"])
 def sign(request):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(ARBITRATE)):
@@ -263,7 +243,7 @@ def sign(request):
     return render(request, "review/sign.html", {
         "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": selectors.unsigned_count(request.user),
         "chosen": accounts.chosen_by_other(request.user),
-        "signatures": ReviewerSignature.objects.filter(reviewer=request.user).order_by("-signed_at")[:20],
+        "signatures": selectors.signatures_of(request.user),
     })
 
 

@@ -1,6 +1,6 @@
 from django import forms
 
-from screening.engine.minhash import NearConfig
+from screening.engine.minhash import NUM_PERM_RANGE, THRESHOLD_RANGE, NearConfig
 from screening.engine.normalize import DEFAULT_POLICY, POLICIES
 from screening.engine.shingle import ShingleSpec
 from screening.runs.lifecycle import RunOptions, RunRefused
@@ -26,10 +26,10 @@ class RunForm(forms.Form):
     near = forms.BooleanField(required=False, initial=True, label="Near pass (MinHash + LSH)")
     normalization = forms.ChoiceField(choices=(), initial=DEFAULTS.policy, required=False)
     shingle = forms.CharField(initial=DEFAULTS.shingle, required=False, help_text="char:K (3, 5, 7…) or word:K (1–5)")
-    num_perm = forms.IntegerField(initial=DEFAULTS.num_perm, min_value=8, max_value=1024, label="Permutations",
-                                  required=False)
-    threshold = forms.FloatField(initial=DEFAULTS.threshold, min_value=0.05, max_value=1.0, label="Review threshold",
-                                 required=False)
+    num_perm = forms.IntegerField(initial=DEFAULTS.num_perm, min_value=NUM_PERM_RANGE[0],
+                                  max_value=NUM_PERM_RANGE[1], label="Permutations", required=False)
+    threshold = forms.FloatField(initial=DEFAULTS.threshold, min_value=THRESHOLD_RANGE[0],
+                                 max_value=THRESHOLD_RANGE[1], label="Review threshold", required=False)
     bands = forms.IntegerField(required=False, min_value=1, max_value=1024,
                                help_text="leave empty to choose b × r for the threshold")
     rows = forms.IntegerField(required=False, min_value=1, max_value=1024)

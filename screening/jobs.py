@@ -42,7 +42,7 @@ def sign_chunk_job(run_id: int, number: int, pks: list[int]) -> int:
 
 
 def run_finish_job(run_id: int) -> str:
-    return fanout.run_screen(run_id=run_id)
+    return fanout.run_finish(run_id=run_id)
 
 
 def verify_chunk_job(run_id: int, number: int, pairs: list[list[int]]) -> int:
@@ -50,7 +50,7 @@ def verify_chunk_job(run_id: int, number: int, pairs: list[list[int]]) -> int:
 
 
 def run_publish_job(run_id: int) -> str:
-    return fanout.run_gather(run_id=run_id)
+    return fanout.run_publish_staged(run_id=run_id)
 
 
 def chunk_failed(job, connection, exc_type, exc_value, tb) -> None:

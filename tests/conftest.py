@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import connections
 
 from dedup_site import redis_server
-from dedup_site.queues import ensure_redis, get_queue
+from dedup_site.redis_direct import ensure_redis, get_queue
 from tests import browser_helpers
 from tests.factories import reviewer
 

@@ -9,6 +9,7 @@ from dedup_site.accounts import ALL_ROLES
 from screening import runs
 from screening.engine.minhash import NearConfig
 from screening.models import Corpus, ScreeningRun
+from tests.seeds import SEED001
 
 PASSWORD = "correct horse battery"
 
@@ -46,8 +47,6 @@ def imported_run(import_records, corpus: str, records: list[dict], **run) -> Scr
 
 def seed_run(import_records, *, reviews_required: int = 1, corpus: str = "zh", records=None) -> ScreeningRun:
     """The seed 001 corpus (or the records given) run with both passes at the default configuration."""
-    from tests.seeds import SEED001
-
     return imported_run(import_records, corpus, SEED001 if records is None else records, near=True,
                         reviews_required=reviews_required)
 

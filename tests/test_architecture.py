@@ -52,3 +52,24 @@ def test_the_engine_contract_names_every_module_of_screening_outside_the_engine(
     (contract,) = [c for c in config["contracts"] if c["name"].startswith("The engine imports nothing")]
     outside = {f"screening.{m.name}" for m in pkgutil.iter_modules(screening.__path__)} - {"screening.engine"}
     assert outside <= set(contract["forbidden_modules"])
+
+
+def test_the_plain_modules_load_without_django():
+    """import-linter sees import statements; a package __init__ that pulled Django in would slip past it.
+    So each module the contract calls plain is imported in a fresh interpreter, and Django must not load."""
+    import subprocess
+    import sys
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["name"].startswith("The algorithms are plain Python")]
+    modules = []
+    for name in contract["source_modules"]:
+        path = ROOT / name.replace(".", "/")
+        modules += [f"{name}.{p.stem}" for p in sorted(path.glob("*.py")) if p.stem != "__init__"] \
+            if path.is_dir() else [name]
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}: importlib.import_module(m)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'django_rq', 'rq')))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                            env={"PATH": "/usr/bin:/bin"})
+    assert result.stdout.strip() == "[]", result.stdout

@@ -96,3 +96,26 @@ def test_a_verification_chunk_that_fails_for_good_fails_the_run_with_no_pairs(im
     assert not run.pairs.exists() and not run.clusters.exists()
     page = admin_client.get(run.get_absolute_url()).content.decode()
     assert "failed" in page and "f000-0" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fanned_out_run_does_the_exact_pass_once(import_records, queue, run_worker, settings, monkeypatch,
+                                                   tmp_path):
+    from screening.runs import pipeline
+
+    import_records("many", family_records(30, 4))
+    settings.DEDUP_SIGN_CHUNK, settings.DEDUP_VERIFY_CHUNK = 30, 10
+    calls, original = tmp_path / "exact-pass-calls", pipeline.exact_pass
+
+    def counted(run, report):  # the forked work-horses inherit this, and write where the test reads
+        with open(calls, "a") as out:
+            out.write("x")
+        return original(run, report)
+
+    monkeypatch.setattr(pipeline, "exact_pass", counted)
+    run = runs.run_start(corpus=Corpus.objects.get(name="many"), options=runs.RunOptions(exact=True, near=True))
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == "complete", run.error
+    assert run.stats["near"]["lsh_candidates"] > 20 and len(run.stats["workers"]) == 1  # chunk jobs did it
+    assert calls.read_text() == "x"

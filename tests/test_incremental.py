@@ -9,7 +9,7 @@ import redis
 from django.core.management import call_command
 from django.urls import reverse
 
-from dedup_site.queues import redis_kwargs
+from dedup_site.redis_direct import redis_kwargs
 from screening import runs
 from screening.engine import lsh_index
 from screening.engine.lsh_index import IndexMismatch, PersistentIndex

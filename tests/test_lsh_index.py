@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from datasketch import LeanMinHash
 
-from dedup_site.queues import redis_kwargs
+from dedup_site.redis_direct import redis_kwargs
 from screening.engine import lsh
 from screening.engine.lsh_index import IndexMismatch, PersistentIndex
 from screening.engine.minhash import NearConfig

@@ -1,4 +1,6 @@
-"""Review-sheet services: reviewers sign their judgements; admins export signed sheets (RQ job for size)."""
+"""The review sheet's export: which records a sheet holds and in what order (`sheet_records`, with each
+reviewer's signature time), and the export an admin starts, built by a worker into a CSV and a signed
+manifest (`sheet_export_*`). Reviewers sign their judgements through review.services.signature_record."""
 
 from __future__ import annotations
 
@@ -33,11 +35,7 @@ def site_key():
     return signing.load_or_create_key(key_path())
 
 
-# --- reviewer signatures ---------------------------------------------------------------------------
-
-
-
-
+# --- the records of a sheet --------------------------------------------------------------------------
 
 
 class _SignedAt:
@@ -58,8 +56,6 @@ class _SignedAt:
 def iso(moment: datetime | None) -> str:
     return "" if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
-
-# --- the sheet -------------------------------------------------------------------------------------
 
 
 @dataclass

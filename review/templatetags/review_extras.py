@@ -1,5 +1,7 @@
 from django import template
 
+from review.forms import SheetForm
+
 register = template.Library()
 
 
@@ -12,7 +14,5 @@ def get_item(mapping, key):
 def run_sheets(context, run):
     """The run page's review-sheet section (exports and the export form), which belongs to the review app:
     the screening app's page includes it by template, never by import."""
-    from review.forms import SheetForm
-
     return {**context.flatten(), "run": run, "exports": run.sheet_exports.select_related("exported_by"),
             "sheet_form": SheetForm()}

@@ -14,6 +14,9 @@ from screening.engine.shingle import ShingleSpec
 
 SCHEME = "affine32"  # datasketch's default since 2.0; the compiled signer implements exactly this one
 BYTEORDER = "<"
+# What a configuration may ask for; the form and the command take their bounds from here.
+NUM_PERM_RANGE = (8, 1024)
+THRESHOLD_RANGE = (0.05, 1.0)
 
 
 class SchemeMismatch(ValueError):
@@ -40,10 +43,12 @@ class NearConfig:
         ShingleSpec.parse(self.shingle)
         if self.scheme != SCHEME:
             raise ValueError(f"datasketch scheme {self.scheme!r} is not supported; use {SCHEME!r}")
-        if not 1 <= self.num_perm <= 1024:
-            raise ValueError("num_perm must be 1-1024")
-        if not 0 < self.threshold <= 1 or not 0 <= self.storage_floor <= self.threshold:
-            raise ValueError("need 0 < threshold <= 1 and 0 <= storage floor <= threshold")
+        if not NUM_PERM_RANGE[0] <= self.num_perm <= NUM_PERM_RANGE[1]:
+            raise ValueError(f"num_perm must be {NUM_PERM_RANGE[0]}-{NUM_PERM_RANGE[1]}")
+        if not THRESHOLD_RANGE[0] <= self.threshold <= THRESHOLD_RANGE[1]:
+            raise ValueError(f"the threshold must be {THRESHOLD_RANGE[0]}-{THRESHOLD_RANGE[1]}")
+        if not 0 <= self.storage_floor <= self.threshold:
+            raise ValueError("need 0 <= storage floor <= threshold")
         if (self.bands is None) != (self.rows is None):
             raise ValueError("give both bands and rows, or neither")
         if self.bands is None:

@@ -23,6 +23,7 @@ from screening.runs.lifecycle import near_config_of
 
 AUDIT_LIMIT = 5_000  # documents: above it the all-pairs audit samples this many and says so
 
+
 @dataclass
 class Audit:
     documents: int
@@ -33,11 +34,12 @@ class Audit:
     threshold: float
     limit: int = AUDIT_LIMIT
 
+
 def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int = AUDIT_LIMIT,
               on_progress: Callable[[float], None] | None = None) -> Audit:
     """Exact Jaccard over every pair of the run's representatives (a sample of `limit` above that size):
     the pairs at or above the threshold that LSH did not return."""
-    from scipy import sparse
+    from scipy import sparse  # only an audit needs scipy: loaded when one runs, not by every page and job
 
     report = on_progress or (lambda fraction: None)
 
@@ -82,6 +84,7 @@ def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int =
     report(1.0)
     return Audit(total, len(pks), sampled, at_threshold, missed, threshold, limit)
 
+
 def audit_create(*, run: ScreeningRun, user=None, threshold: float | None = None) -> RunAudit:
     """Record an audit to be done by a worker (admins start it; it takes seconds to minutes)."""
     if run.status != ScreeningRun.Status.COMPLETE or not run.near:
@@ -93,10 +96,12 @@ def audit_create(*, run: ScreeningRun, user=None, threshold: float | None = None
         threshold = near_config_of(run).threshold if threshold is None else threshold
         return RunAudit.objects.create(run=run, threshold=threshold, requested_by=user)
 
+
 def audit_enqueue(*, audit: RunAudit) -> RunAudit:
     """Queue the audit; QueueUnavailable (the audit then failed, saying why) when Redis is away."""
     return background.start(audit, "screening.jobs.audit_job", on_failure="screening.jobs.audit_job_failed",
                             kind="audit", fail=lambda error: audit_fail(audit_id=audit.pk, error=error))
+
 
 def audit_execute(*, audit: RunAudit, on_progress: Callable[[float], None] | None = None) -> RunAudit:
     RunAudit.objects.filter(pk=audit.pk).update(status=RunAudit.Status.RUNNING, error="")
@@ -106,8 +111,10 @@ def audit_execute(*, audit: RunAudit, on_progress: Callable[[float], None] | Non
     audit.refresh_from_db()
     return audit
 
+
 def audit_fail(*, audit_id: int, error: str) -> None:
     background.mark_failed(RunAudit, audit_id, error)
+
 
 def audit_latest(run: ScreeningRun) -> tuple[RunAudit | None, Audit | None]:
     """The run's newest audit, and its result when complete."""

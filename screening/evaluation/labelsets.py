@@ -22,6 +22,7 @@ class LabelsRejected(Exception):
         super().__init__(f"{len(problems)} problem(s)")
         self.problems = problems
 
+
 def labelset_import(*, corpus: Corpus, data: bytes, original_name: str, name: str = "", user=None) -> LabelSet:
     """Store a labels CSV for the corpus: every row or none. Problems name their line."""
     original_name = Path(original_name).name
@@ -49,6 +50,7 @@ def labelset_import(*, corpus: Corpus, data: bytes, original_name: str, name: st
                   reason=r.reason, split=r.split, line=r.line) for r in rows
         )
     return label_set
+
 
 def labelset_from_run(*, run: ScreeningRun, labels: list[tuple[int, int, int, str]], user=None) -> LabelSet:
     """A label set made from a run's pairs (document pks, label, reason): the review app makes one from the

@@ -19,6 +19,7 @@ DEFAULT_THRESHOLDS = (0.5, 0.7, 0.9)
 
 CHART_THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 21))
 
+
 def _representatives(run: ScreeningRun, pks: Iterable[int]) -> dict[int, int]:
     """Each document's exact-group representative in this run (itself when alone)."""
     pks = list(pks)
@@ -27,6 +28,7 @@ def _representatives(run: ScreeningRun, pks: Iterable[int]) -> dict[int, int]:
         "document_id", "group__representative_id")
     reps.update(dict(members))
     return reps
+
 
 def _signatures(config: minhash.NearConfig, pks: set[int]) -> dict[int, np.ndarray | None]:
     """Stored signatures (None: no shingle); documents signed by no run yet are signed now (not stored)."""
@@ -38,11 +40,13 @@ def _signatures(config: minhash.NearConfig, pks: set[int]) -> dict[int, np.ndarr
         out[row.document_id] = minhash.from_bytes(row.values, config) if row.shingle_count else None
     return out
 
+
 def _share_band(a: np.ndarray | None, b: np.ndarray | None, bands: int, rows: int) -> bool:
     if a is None or b is None:
         return False
     equal = (a == b).reshape(bands, rows)
     return bool(equal.all(axis=1).any())
+
 
 def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.LabelledPair]:
     """Every label with its exact Jaccard and estimate under the run's configuration, and whether the run's
@@ -73,6 +77,7 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.Label
         ))
     return out
 
+
 @dataclass
 class Report:
     run: ScreeningRun
@@ -102,6 +107,7 @@ class Report:
                        "error": {str(t): p.error(t) for t in self.thresholds}} for p in self.pairs],
         }
 
+
 def run_evaluate(*, run: ScreeningRun, label_set: LabelSet, thresholds: Iterable[float] = DEFAULT_THRESHOLDS,
                  split: str = "") -> Report:
     thresholds = sorted({float(t) for t in thresholds})
@@ -118,6 +124,7 @@ def run_evaluate(*, run: ScreeningRun, label_set: LabelSet, thresholds: Iterable
     return Report(run, label_set, thresholds, split, chosen, metrics.metrics(chosen, thresholds),
                   metrics.breakdown(chosen, thresholds, "language"), metrics.breakdown(every, thresholds, "split"),
                   family, metrics.metrics(chosen, CHART_THRESHOLDS))
+
 
 def compare_runs(*, corpus: Corpus, label_set: LabelSet, thresholds=DEFAULT_THRESHOLDS) -> list[dict]:
     """One row per complete near run of the corpus: configuration, candidates, candidate recall, precision and

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db.models import Count
 
+from dedup_site.progress import StageProgress as Progress
 from screening.engine import contract
 from screening.models import ScreeningRun
 from screening.runs.lifecycle import documents_of
 
-Progress = Callable[[float, str], None]  # (fraction of the stage done, stage name)
 READ_BATCH = 2000
 
 

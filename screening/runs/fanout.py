@@ -12,9 +12,10 @@ import traceback
 
 import numpy as np
 from django.conf import settings
+from rq import Callback, Retry, get_current_job
 
 from dedup_site import progress
-from dedup_site.queues import get_queue
+from dedup_site.redis_direct import get_queue
 from screening.models import ScreeningRun
 from screening.runs import near, pipeline
 from screening.runs.exact import ExactResult
@@ -48,8 +49,6 @@ def _report_stages(run_id: int, stages: dict[str, float], stage: str) -> None:
 
 def _fan_out(run_id: int, function: str, chunks: list, then: str, phase: str) -> None:
     """Queue one chunk job per chunk (retried twice; one failing for good fails the run), and `then` after all."""
-    from rq import Callback, Retry
-
     queue = get_queue()
     queue.connection.delete(_key(run_id, f"{phase}-done"))
     queue.connection.set(_key(run_id, f"{phase}-chunks"), len(chunks), ex=progress.TTL)
@@ -62,8 +61,6 @@ def _fan_out(run_id: int, function: str, chunks: list, then: str, phase: str) ->
 
 def _chunk_done(run_id: int, phase: str) -> float:
     """Count a finished chunk and record which worker did it; returns the phase's fraction done."""
-    from rq import get_current_job
-
     job = get_current_job()
     job.connection.sadd(_key(run_id, "workers"), getattr(job, "worker_name", "") or "unknown")
     job.connection.expire(_key(run_id, "workers"), progress.TTL)
@@ -90,7 +87,7 @@ def run_begin(*, run_id: int) -> str:
     _connection().delete(_key(run_id, "workers"), _key(run_id, "verified"))  # from an earlier attempt
     chunks = pipeline.sign_chunks(run)
     if not chunks:
-        return run_screen(run_id=run_id)
+        return run_finish(run_id=run_id)
     run_mark_running(run=run)
     _fan_out(run_id, "screening.jobs.sign_chunk_job", chunks, then="screening.jobs.run_finish_job", phase="sign")
     return f"run {run_id}: signing in {len(chunks)} chunk jobs"
@@ -103,7 +100,7 @@ def sign_chunk(*, run_id: int, number: int, pks: list[int]) -> int:
     return computed
 
 
-def run_screen(*, run_id: int) -> str:
+def run_finish(*, run_id: int) -> str:
     """Exact pass, signatures, banding; then verification here, or in chunk jobs when there are many
     candidates (a publishing job then ends the run)."""
     run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
@@ -118,26 +115,20 @@ def run_screen(*, run_id: int) -> str:
     clock = pipeline.StageClock(report)
     try:
         screened = pipeline.screen(run=run, report=clock.report)
-        if pipeline.needs_chunks(screened):
-            _stage(run_id, screened, clock.seconds())
-            return f"run {run_id}: verifying in chunk jobs"
-        outcome = screened.outcome
-        if outcome is None:
-            config = near_config_of(run)
-            pairs, below_floor = near.verify(screened.candidates, screened.doc_ids, config, clock.report)
-            outcome = pipeline.outcome_of(screened, pairs, below_floor, config)
-        outcome.seconds = clock.seconds()
-        run = run_publish(run=run, outcome=outcome, workers=lambda: _workers(run_id), report=clock.report)
+        if chunks := pipeline.verify_chunks(screened):
+            _stage(run_id, screened, chunks, clock.seconds())
+            return f"run {run_id}: verifying in {len(chunks)} chunk jobs"
+        run = pipeline.finish(run=run, screened=screened, clock=clock, workers=lambda: _workers(run_id))
     except Exception:
         run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
         raise
     return run_summary(run)
 
 
-def _stage(run_id: int, screened: pipeline.Screened, seconds: dict[str, float]) -> None:
+def _stage(run_id: int, screened: pipeline.Screened, chunks: list, seconds: dict[str, float]) -> None:
     """Keep what the publishing job needs (the exact groups, the banding's figures, the template) and queue
     a verification job per chunk of candidates."""
-    found, size = screened.candidates, settings.DEDUP_VERIFY_CHUNK
+    found = screened.candidates
     connection = _connection()
     connection.delete(_key(run_id, "verified"))
     connection.set(_key(run_id, "template"), found.template.astype("<u8").tobytes(), ex=progress.TTL)
@@ -145,14 +136,11 @@ def _stage(run_id: int, screened: pipeline.Screened, seconds: dict[str, float]) 
         "candidates": len(found.pairs), "stats": found.stats, "run_stats": screened.stats, "seconds": seconds,
         "at": time.time(), "exact": screened.exact.as_json(),
     }), ex=progress.TTL)
-    chunks = [found.pairs[i : i + size] for i in range(0, len(found.pairs), size)]
     _fan_out(run_id, "screening.jobs.verify_chunk_job", chunks, then="screening.jobs.run_publish_job",
              phase="verify")
 
 
 def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
-    from rq import get_current_job
-
     run = ScreeningRun.objects.get(pk=run_id)
     verification_key_check(run)
     connection = get_current_job().connection
@@ -168,7 +156,7 @@ def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
     return len(found)
 
 
-def run_gather(*, run_id: int) -> str:
+def run_publish_staged(*, run_id: int) -> str:
     """Gather what the verification chunks found and publish the run (in one transaction)."""
     run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
     if _failed_by_a_chunk(run) or run.status == ScreeningRun.Status.COMPLETE:

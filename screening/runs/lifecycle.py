@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 import django
+from django.db.models import F
 from django.utils import timezone
 
 import dedup_site
@@ -111,13 +112,18 @@ def run_retry(*, run: ScreeningRun) -> ScreeningRun:
     run.refresh_from_db()
     return run_enqueue(run=run)
 
+
 def run_fail(*, run_id: int, error: str) -> None:
     """Mark the run failed (it shows nothing: results are written only on success) and say why."""
     background.mark_failed(ScreeningRun, run_id, error)
 
+
 def run_mark_running(*, run: ScreeningRun) -> None:
+    """A new attempt of the run begins (its first job, before any chunk)."""
     ScreeningRun.objects.filter(pk=run.pk).update(status=ScreeningRun.Status.RUNNING, started_at=timezone.now(),
-                                                  error="")
+                                                  error="", attempts=F("attempts") + 1)
+    run.status = ScreeningRun.Status.RUNNING
+
 
 def verification_key_check(run: ScreeningRun) -> None:
     """Every process that verifies a run's pairs must hash with the key the run was started with (the same
@@ -127,6 +133,7 @@ def verification_key_check(run: ScreeningRun) -> None:
         raise RunRefused(f"run {run.pk} was started with verification key {expected}, but this worker's is "
                          f"{verify_key().fingerprint}: give every web and worker process the same "
                          f"DJANGO_SECRET_KEY")
+
 
 def near_config_of(run: ScreeningRun) -> NearConfig:
     return NearConfig(**run.config["near"])

@@ -9,12 +9,14 @@ from __future__ import annotations
 import functools
 import math
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
 
+from dedup_site.progress import StageProgress as Progress
+from dedup_site.redis_direct import redis_kwargs
 from screening.engine import explain, fast, lsh, minhash, revision
 from screening.engine.lsh_index import PersistentIndex
 from screening.engine.shingle import VerifyKey
@@ -23,8 +25,6 @@ from screening.models import Corpus, Document, DocumentSignature, IndexCandidate
 BATCH = 1000
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
 HISTOGRAM_BINS = 20  # over [0, 1]
-
-Progress = Callable[[float, str], None]
 
 
 @dataclass
@@ -256,8 +256,6 @@ def _stored_signatures(pks: list[int], config: minhash.NearConfig) -> dict[int, 
 def open_index(corpus: Corpus, config: minhash.NearConfig) -> tuple[LshIndex, PersistentIndex]:
     """The corpus's index for this configuration, created on first use. A configuration change (policy,
     shingles, num_perm, seed, scheme, bands, rows) gets an index of its own; the Redis side refuses a mismatch."""
-    from dedup_site.queues import redis_kwargs
-
     row, _ = LshIndex.objects.get_or_create(
         corpus=corpus, signature_key=config.signature_key, bands=config.bands, rows=config.rows,
         defaults={"basename": f"dedup:lsh:{corpus.pk}:{uuid.uuid4().hex[:16]}"},

@@ -13,16 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import F
-from django.utils import timezone
 
+from dedup_site.progress import StageProgress as Progress
 from screening.models import ScreeningRun
 from screening.runs import near
 from screening.runs.exact import ExactResult, exact_pass
-from screening.runs.lifecycle import documents_of, near_config_of, verification_key_check
+from screening.runs.lifecycle import documents_of, near_config_of, run_mark_running, verification_key_check
 from screening.runs.publish import Outcome, run_publish
-
-Progress = Callable[[float, str], None]  # (fraction of the stage done, stage name)
 
 
 class StageClock:
@@ -67,13 +64,12 @@ def sign_chunks(run: ScreeningRun) -> list[list[int]]:
     return [missing[i : i + size] for i in range(0, len(missing), size)]
 
 
-
 def screen(*, run: ScreeningRun, report: Progress) -> Screened:
-    """Mark the run running, do the exact pass, then sign and band the near pass's representatives (an
-    incremental run also verifies, through its persistent index)."""
+    """Mark the run running (unless its signing chunks did), do the exact pass, then sign and band the near
+    pass's representatives (an incremental run also verifies, through its persistent index)."""
     verification_key_check(run)
-    ScreeningRun.objects.filter(pk=run.pk).update(
-        status=ScreeningRun.Status.RUNNING, started_at=timezone.now(), error="", attempts=F("attempts") + 1)
+    if run.status != ScreeningRun.Status.RUNNING:
+        run_mark_running(run=run)
     stats: dict = {"documents": documents_of(run).count()}
     # Exact groups are always found: the near pass signs one representative per group.
     report(0.0, "exact")
@@ -105,22 +101,31 @@ def outcome_of(screened: Screened, pairs: list[near.NearPair], below_floor: int,
     return Outcome(screened.exact, {**screened.stats, "near": result.stats}, result, None, screened.doc_ids)
 
 
-def needs_chunks(screened: Screened) -> bool:
-    """Whether verification is worth spreading over chunk jobs."""
-    return screened.candidates is not None and len(screened.candidates.pairs) > settings.DEDUP_VERIFY_CHUNK
+def verify_chunks(screened: Screened) -> list[list[tuple[int, int]]]:
+    """The candidates in chunks for verification jobs, when there are enough to spread; else []."""
+    size = settings.DEDUP_VERIFY_CHUNK
+    if screened.candidates is None or len(screened.candidates.pairs) <= size:
+        return []
+    pairs = screened.candidates.pairs
+    return [pairs[i : i + size] for i in range(0, len(pairs), size)]
 
 
-def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
-    """The whole run in this process (`screen --sync`, a run small enough for one worker): its results are
-    published at once, with its status, in one transaction."""
-    if run.status == ScreeningRun.Status.COMPLETE:
-        return run  # a retried job must not publish twice
-    clock = StageClock(on_progress)
-    screened = screen(run=run, report=clock.report)
+def finish(*, run: ScreeningRun, screened: Screened, clock: StageClock,
+           workers: Callable[[], list[str]] | None = None) -> ScreeningRun:
+    """Verify what is left to verify here, then publish the run."""
     outcome = screened.outcome
     if outcome is None:
         config = near_config_of(run)
         pairs, below_floor = near.verify(screened.candidates, screened.doc_ids, config, clock.report)
         outcome = outcome_of(screened, pairs, below_floor, config)
     outcome.seconds = clock.seconds()
-    return run_publish(run=run, outcome=outcome, report=clock.report)
+    return run_publish(run=run, outcome=outcome, workers=workers, report=clock.report)
+
+
+def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
+    """The whole run in this process (`screen --sync`, tests): the steps the fan-out spreads over workers,
+    one after the other. Its results are published at once, with its status, in one transaction."""
+    if run.status == ScreeningRun.Status.COMPLETE:
+        return run  # a retried job must not publish twice
+    clock = StageClock(on_progress)
+    return finish(run=run, screened=screen(run=run, report=clock.report), clock=clock)

@@ -24,7 +24,7 @@ class Outcome:
 
     exact: ExactResult
     stats: dict
-    near: near.NearResult | None = None
+    near_result: near.NearResult | None = None
     index_update: near.IndexUpdate | None = None
     doc_ids: dict[int, str] = field(default_factory=dict)  # of the near pass's documents
     seconds: dict[str, float] = field(default_factory=dict)
@@ -37,7 +37,7 @@ def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], li
     report(0.0, "publish")
     started = time.perf_counter()
     exact, stats = outcome.exact, dict(outcome.stats)
-    near_pairs = outcome.near.pairs if outcome.near is not None else []
+    near_pairs = outcome.near_result.pairs if outcome.near_result is not None else []
     names = outcome.doc_ids if run.near else {pk: doc_id for doc_id, pk in exact.doc_pks.items()}
     threshold = near_config_of(run).threshold if run.near else 1.0
     with transaction.atomic():
@@ -67,6 +67,7 @@ def _cluster_of(number_of: dict[int, int], left: int, right: int) -> int | None:
     number = number_of.get(left)
     return number if number is not None and number_of.get(right) == number else None
 
+
 def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dict[str, int],
                    number_of: dict[int, int]) -> int:
     rows = ExactGroup.objects.bulk_create(
@@ -88,6 +89,7 @@ def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dic
     )
     return len(pairs)
 
+
 def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int]) -> None:
     CandidatePair.objects.bulk_create(
         (CandidatePair(run=run, left_id=p.left, right_id=p.right, pass_name=CandidatePair.Pass.NEAR,
@@ -96,6 +98,7 @@ def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict
                        has_signals=bool(p.signals), cluster=_cluster_of(number_of, p.left, p.right)) for p in pairs),
         batch_size=WRITE_BATCH,
     )
+
 
 def _publish_clusters(run: ScreeningRun, edges: list[tuple[int, int]], names: dict[int, str]) -> dict[int, int]:
     """Connected components of the run's pairs at or above the review threshold (exact pairs score 1.0),

@@ -11,6 +11,7 @@ from screening.runs.lifecycle import near_config_of
 PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id",
                 "revision_signals", "template_share", "jaccard_without_template", "cluster"]
 
+
 def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
     """The run's candidate pairs as CSV rows (PAIR_COLUMNS), in a fixed order."""
     pairs = (
@@ -29,6 +30,7 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
         yield [left, right, pass_name, number(jaccard), number(estimate), left_source, right_source,
                "; ".join(f"{a}→{b}" for _, a, b in signals), number(share), number(without),
                "" if cluster_number is None else str(cluster_number)]
+
 
 def run_summary(run: ScreeningRun) -> str:
     s = run.stats
@@ -56,6 +58,7 @@ def run_summary(run: ScreeningRun) -> str:
     parts.append(f"{s.get('clusters', 0)} clusters")
     return "; ".join(parts)
 
+
 def pair_explanation(pair: CandidatePair) -> dict:
     """Shared shingles and raw excerpts of a pair, computed on demand (bounded for large documents)."""
     left, right = pair.left.body, pair.right.body
@@ -69,6 +72,7 @@ def pair_explanation(pair: CandidatePair) -> dict:
         "k": spec.k,
         "spec": str(spec),
     }
+
 
 def with_documents(pair: CandidatePair) -> CandidatePair:
     """Attach both documents with their upload and source file, read in a second query: one nine-table
