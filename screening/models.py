@@ -227,7 +227,7 @@ class CandidatePair(models.Model):
 
     @property
     def signals_text(self) -> str:
-        return "; ".join(f"{left}→{right}" for _, left, right in self.revision_signals)
+        return "; ".join(f"{left} → {right}" for _, left, right in self.revision_signals)
 
     def get_absolute_url(self) -> str:
         return reverse("screening:pair_detail", args=[self.pk])

@@ -285,7 +285,7 @@ def test_undo_records_a_newer_judgement_and_returns_the_pair_to_my_queue(import_
 def test_queue_filters_by_revision_signal_and_shows_the_badge(import_records, editor_client):
     run = seed_run(import_records)
     page = editor_client.get(reverse("review:queue"), {"run": run.pk, "signals": "yes"}).content.decode()
-    assert "每周 → 每天" in page and "A · C" in page and "B · C" in page and "A · B" not in page
+    assert "每周归档 → 每天归档" in page and "A · C" in page and "B · C" in page and "A · B" not in page
     page = editor_client.get(reverse("review:queue"), {"run": run.pk, "signals": "no"}).content.decode()
     assert "A · B" in page and "A · C" not in page
 
@@ -322,7 +322,7 @@ def test_export_pairs_has_the_revision_signals_column(import_records, tmp_path):
     call_command("export_pairs", str(run.pk), "--out", str(tmp_path / "p.csv"))
     with open(tmp_path / "p.csv", encoding="utf-8", newline="") as f:
         rows = {(r["left_id"], r["right_id"]): r for r in csv.DictReader(f)}
-    assert rows[("A", "C")]["revision_signals"] == "V→mV"
+    assert rows[("A", "C")]["revision_signals"] == "برحسب V است → برحسب mV است"
     assert rows[("B", "A")]["revision_signals"] == ""
 
 
@@ -335,7 +335,7 @@ def test_pair_page_shows_both_texts_metadata_scores_diff_and_keys(import_records
     ac = pair(run, "A", "C")
     page = editor_client.get(reverse("review:pair", args=[ac.pk])).content.decode()
     for text in ("demo-A", "demo-C", "Exact Jaccard", "MinHash estimate", "Template share", "Jaccard without template",
-                 "unit: 每周 → 每天", '<span class="run c0" data-run="0"', "<kbd>m</kbd>", "<kbd>k</kbd>",
+                 "unit: 每周归档 → 每天归档", '<span class="run c0" data-run="0"', "<kbd>m</kbd>", "<kbd>k</kbd>",
                  "Shared shingles", "Raw excerpts", ac.left.upload.source.sha256):
         assert text in page, text
 

@@ -1,52 +1,121 @@
-"""Revision signals: changed numbers, dates, units and negations (no database)."""
+"""Revision signals: a small aligned change of a number, date, month, sign, unit beside a number, or an
+inserted or removed negation, in English, Persian and Chinese; nothing for reformatting or moved text."""
 
 from __future__ import annotations
+
+import pytest
 
 from screening.engine import revision
 from tests.seeds import SEED000, SEED001_TEXTS
 
 
-def texts(found):
-    return [(s.kind, str(s)) for s in found]
+def found(left: str, right: str) -> list[tuple[str, str]]:
+    return [(s.kind, str(s)) for s in revision.signals(left, right)]
+
+
+# --- known answers from the seeds --------------------------------------------------------------------
 
 
 def test_seed000_unit_change_v_to_mv_is_a_signal():
-    assert texts(revision.signals(SEED000[0]["body"], SEED000[2]["body"])) == [("unit", "V→mV")]
+    assert found(SEED000[0]["body"], SEED000[2]["body"]) == [("unit", "برحسب V است → برحسب mV است")]
 
 
 def test_seed001_a_to_c_period_change_is_a_signal():
-    assert texts(revision.signals(SEED001_TEXTS["A"], SEED001_TEXTS["C"])) == [("unit", "每周→每天")]
+    assert found(SEED001_TEXTS["A"], SEED001_TEXTS["C"]) == [("unit", "每周归档 → 每天归档")]
 
 
-def test_seed001_a_to_b_reformat_has_no_signal():
-    assert revision.signals(SEED001_TEXTS["A"], SEED001_TEXTS["B"]) == []
-
-
-def test_whitespace_and_crlf_reformat_has_no_difference_at_all():
-    changes, truncated = revision.diff("Line one.\nLine  two ", "Line one.\r\n   Line two")
+def test_seed001_a_to_b_reformat_has_no_difference_at_all():
+    changes, truncated = revision.diff(SEED001_TEXTS["A"], SEED001_TEXTS["B"])
     assert changes == [] and not truncated
 
 
-def test_year_change_is_a_number_signal():
-    assert texts(revision.signals("Released in 2024.", "Released in 2025.")) == [("number", "2024→2025")]
+# --- what a revision changes -------------------------------------------------------------------------
 
 
-def test_date_change_is_a_date_signal():
-    assert texts(revision.signals("Updated 2024-05-01.", "Updated 2024-06-01.")) == [("date", "2024-05-01→2024-06-01")]
+@pytest.mark.parametrize(("left", "right", "expected"), [
+    ("Released in 2024.", "Released in 2025.", ("number", "in 2024 → in 2025")),
+    ("Set it to 12.5 V", "Set it to 12.8 V", ("number", "to 12.5 V → to 12.8 V")),
+    ("Use two cables.", "Use three cables.", ("number", "Use two cables → Use three cables")),
+    ("Updated 2024-05-01.", "Updated 2024-06-01.", ("date", "Updated 2024-05-01 → Updated 2024-06-01")),
+    ("Due in May 2024.", "Due in June 2024.", ("month", "in May 2024 → in June 2024")),
+    ("Range +5 to 10", "Range −5 to 10", ("sign", "Range +5 to → Range −5 to")),
+    ("Rated 12 V max", "Rated 12 mV max", ("unit", "12 V max → 12 mV max")),
+    ("The device is safe.", "The device is not safe.", ("negation", "is safe → is not safe")),
+    ("It is ready.", "It isn't ready.", ("negation", "It is ready → It isn't ready")),
+], ids=["year", "decimal", "number-word", "date", "month", "sign", "unit", "not", "contraction"])
+def test_english_revisions(left, right, expected):
+    assert found(left, right) == [expected]
 
 
-def test_decimal_number_stays_whole():
-    assert texts(revision.signals("Set it to 12.5 V", "Set it to 12.8 V")) == [("number", "12.5→12.8")]
+@pytest.mark.parametrize(("left", "right", "expected"), [
+    ("مقدار ۱۲ ولت", "مقدار ۱۵ ولت", ("number", "مقدار ۱۲ ولت → مقدار ۱۵ ولت")),
+    ("مقدار ۱۲ ولت است", "مقدار ۱۲ میلی‌ولت است", ("unit", "۱۲ ولت است → ۱۲ میلی‌ولت است")),
+    ("این دستگاه ایمن است", "این دستگاه ایمن نیست", ("negation", "ایمن است → ایمن نیست")),
+    ("در مهر ماه", "در آبان ماه", ("month", "در مهر ماه → در آبان ماه")),
+    ("دو بار در روز", "سه بار در روز", ("number", "دو بار → سه بار")),
+], ids=["number", "unit-with-zwnj", "negation", "month", "number-word"])
+def test_persian_revisions(left, right, expected):
+    assert found(left, right) == [expected]
 
 
-def test_inserted_negation_is_a_signal_with_its_word():
-    assert texts(revision.signals("The device is safe.", "The device is not safe.")) == [("negation", "is→is not")]
+@pytest.mark.parametrize(("left", "right", "expected"), [
+    ("电压为12伏。", "电压为12毫伏。", ("unit", "12伏 → 12毫伏")),
+    ("重量为5千克。", "重量为5克。", ("unit", "5千克 → 5克")),
+    ("设备已准备好。", "设备没准备好。", ("negation", "设备已准备 → 设备没准备")),
+    ("五月开始", "六月开始", ("month", "五月开 → 六月开")),
+    ("每月5日", "每月6日", ("number", "每月5日 → 每月6日")),
+    ("需要备份", "否需要备份", ("negation", "需要 → 否需要")),
+], ids=["prefixed-unit", "unit-prefix-dropped", "negation", "month", "day", "fou"])
+def test_chinese_revisions(left, right, expected):
+    assert found(left, right) == [expected]
 
 
-def test_persian_negation_and_digits():
-    assert texts(revision.signals("این دستگاه ایمن است", "این دستگاه ایمن نیست")) == [
-        ("negation", "ایمن است→ایمن نیست")]
-    assert texts(revision.signals("مقدار ۱۲ ولت", "مقدار ۱۵ ولت")) == [("number", "۱۲→۱۵")]
+# --- what is no revision ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("ＲＴＬＤ mode on", "RTLD mode on"),
+    ("UPPER text here", "upper TEXT here"),
+    ("Linux系统 12 V", "Linux 系统 12 V"),
+    ("مقدار ۱۲ ولت", "مقدار 12 ولت"),
+    ("يك كتاب", "یک کتاب"),
+    ("Line one.\nLine  two ", "Line one.\r\n   Line two"),
+    ("资料，整理。", "资料, 整理."),
+], ids=["width", "case", "cjk-latin-spacing", "persian-digits", "yeh-kaf", "whitespace", "punctuation"])
+def test_a_format_change_is_no_difference(left, right):
+    assert revision.diff(left, right)[0] == []
+
+
+def test_moved_paragraphs_carry_no_signal():
+    a = ("The sensor reads 12 V at night and logs it.\n\nThe motor runs at 50 Hz daily without stopping."
+         "\n\nKeep the box dry at 20 °C.")
+    b = ("The motor runs at 50 Hz daily without stopping.\n\nKeep the box dry at 20 °C.\n\n"
+         "The sensor reads 12 V at night and logs it.")
+    assert revision.signals(a, b) == []
+    assert any(c.moved for c in revision.diff(a, b)[0])
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("Put it in the box.", "Put it on the box."),
+    ("A cat sat.", "The cat sat."),
+    ("It's t time", "It's s time"),
+], ids=["in-on", "a-the", "letters-no-number"])
+def test_a_word_that_is_also_a_unit_is_no_signal_without_a_number(left, right):
+    assert revision.signals(left, right) == []
+
+
+def test_a_rewritten_stretch_is_a_change_without_a_signal():
+    left = "Store the files in 2 folders before the weekly review starts."
+    right = "Copy everything to the archive server and wait for 3 approvals from the team."
+    changes = revision.diff(left, right)[0]
+    assert changes and all(c.signal is None for c in changes)
+
+
+def test_a_signal_is_short_even_in_a_long_line():
+    left = "Paragraph " + "word " * 200 + "limit 12 V " + "more " * 200
+    right = "Paragraph " + "word " * 200 + "limit 15 V " + "more " * 200
+    (signal,) = revision.signals(left, right)
+    assert signal.kind == "number" and len(signal.left) <= revision.MAX_SHOWN >= len(signal.right)
 
 
 def test_a_changed_ordinary_word_is_a_change_but_not_a_signal():
@@ -56,6 +125,6 @@ def test_a_changed_ordinary_word_is_a_change_but_not_a_signal():
 
 
 def test_signals_text_is_the_export_form():
-    found = revision.signals("ولتاژ برحسب V است. 每周", "ولتاژ برحسب mV است. 每天")
-    assert revision.signals_text(found) == "V→mV; 每周→每天"
+    signals = revision.signals("ولتاژ برحسب V است. 每周归档", "ولتاژ برحسب mV است. 每天归档")
+    assert revision.signals_text(signals) == "برحسب V است → برحسب mV است; 每周归档 → 每天归档"
     assert revision.signals_text([]) == ""

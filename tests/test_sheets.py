@@ -74,7 +74,7 @@ def test_the_seed_sheet_holds_every_judgement_and_the_arbitration(reviewed, tmp_
         "settled", "merge-entry", "arty-arbiter")
     assert first["signed_at"].endswith("Z") and rows[1]["signed_at"] == "unsigned"  # ed-editor never signed
     assert first["reviewed_at"].endswith("Z") and first["arbitrated_at"] == rows[2]["reviewed_at"]
-    assert rows[3]["revision_signals"] == "每周→每天"
+    assert rows[3]["revision_signals"] == "每周归档 → 每天归档"
     assert rows[2]["retained_version"] == "left" and rows[2]["reason"] == 'formatting only, see "notes",\nline two'
     assert len(first["left_source_sha256"]) == 64
 

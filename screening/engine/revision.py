@@ -1,113 +1,137 @@
 """Token diff of two raw texts and the revision signals in it (no Django imports).
 
-Tokens keep numbers, dates and units whole, so `12.5 V → 12.5 mV` is one unit change, not letters. A
-*revision signal* is a changed number, date, unit or negation: a hint that the pair may be a valid revision
-rather than a copy. Whitespace and line endings are not tokens, so a pure reformat has no difference at all.
+Tokens are compared *normalised*: NFKC, casefold, Arabic/Persian letters and digits folded, ZWNJ and
+punctuation dropped, digits read by value. So a change of width (ＲＴＬＤ / RTLD), case, CJK–Latin spacing,
+punctuation, Persian or Arabic digits or line breaks is no difference at all.
+
+A *revision signal* is an aligned change of small extent (at most SMALL tokens a side) that changes a
+number, date, month, sign, unit beside a number, or inserts or removes a negation: a hint that the pair
+may be a valid revision rather than a copy. A stretch that only moved (it reads the same, with a word of its
+context, in the other text) carries no signal, nor does a long rewritten stretch. Each signal is shown as
+a short `before → after` from the raw texts, with a word of context, at most MAX_SHOWN characters a side.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
 
+from screening.engine.normalize import POLICIES
+
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
+SMALL = 4  # tokens a side: a longer changed stretch is a rewrite, not a revision of a detail
+MAX_SHOWN = 40  # characters a side of a signal
 
 _DIGIT = r"[0-9\u0660-\u0669\u06F0-\u06F9]"
+_LETTER = r"[^\W\d_\u3400-\u9FFF\uF900-\uFAFF]"  # a letter that is not a CJK ideograph
+_WORD = rf"{_LETTER}(?:{_LETTER}|[\u200c'’](?={_LETTER}))*"  # letters, with ZWNJ and apostrophes inside
 TOKEN_RE = re.compile(
-    rf"{_DIGIT}{{1,4}}[-/.]{_DIGIT}{{1,2}}[-/.]{_DIGIT}{{1,4}}"  # dates: 2024-05-01, 1403/07/24, 01.05.2024
-    rf"|{_DIGIT}+(?:[.,٫٬]{_DIGIT}+)*"  # numbers: 12, 12.5, 1,000, ۱۲٫۵
-    r"|[\u3400-\u9FFF\uF900-\uFAFF]"  # each CJK ideograph is a token
-    r"|[^\W\d_]+"  # words (letters only)
-    r"|[^\w\s]",  # any other visible character, alone
+    rf"(?P<date>{_DIGIT}{{1,4}}[-/.]{_DIGIT}{{1,2}}[-/.]{_DIGIT}{{1,4}})"  # 2024-05-01, 1403/07/24
+    rf"|(?P<number>(?:(?<![\w.,])[+\-−])?{_DIGIT}+(?:[.,٫٬]{_DIGIT}+)*)"  # 12, -5, 12.5, 1,000, ۱۲٫۵
+    r"|(?P<cjk>[\u3400-\u9FFF\uF900-\uFAFF])"  # each CJK ideograph is a token
+    rf"|(?P<word>°[CF]|{_WORD})"  # words (and °C, °F)
+    r"|(?P<mark>[%‰])",  # per cent is meaningful; other punctuation is not a token
     re.UNICODE,
 )
-DATE_RE = re.compile(rf"{_DIGIT}{{1,4}}[-/.]{_DIGIT}{{1,2}}[-/.]{_DIGIT}{{1,4}}")
-NUMBER_RE = re.compile(rf"{_DIGIT}+(?:[.,٫٬]{_DIGIT}+)*")
+_FOLD = POLICIES["persian-arabic-fold-v1"].fold
+
 UNITS = {
-    # SI and common technical units (case matters: mV is not MV)
-    "V", "mV", "kV", "MV", "µV", "A", "mA", "kA", "µA", "W", "mW", "kW", "MW", "GW", "Wh", "kWh", "MWh", "Hz", "kHz",
-    "MHz", "GHz", "Ω", "kΩ", "MΩ", "F", "µF", "nF", "pF", "H", "mH", "J", "kJ", "N", "Pa", "kPa", "MPa", "bar", "psi",
-    "m", "cm", "mm", "µm", "nm", "km", "in", "ft", "mi", "g", "mg", "kg", "t", "lb", "oz", "l", "L", "ml", "mL",
-    "s", "ms", "µs", "ns", "min", "h", "hr", "d", "°C", "°F", "K", "%", "‰", "dB", "B", "KB", "MB", "GB", "TB",
-    "bit", "kbit", "Mbit", "rpm",
+    # Beside a number only: `12 V → 12 mV`. Case matters before folding (mV is not MV), so units are
+    # compared on the raw token.
+    "V", "mV", "kV", "MV", "µV", "μV", "A", "mA", "kA", "µA", "W", "mW", "kW", "MW", "GW", "Wh", "kWh", "MWh",
+    "Hz", "kHz", "MHz", "GHz", "Ω", "kΩ", "MΩ", "F", "µF", "nF", "pF", "H", "mH", "J", "kJ", "N", "Pa", "kPa",
+    "MPa", "bar", "psi", "m", "cm", "mm", "µm", "nm", "km", "in", "ft", "mi", "g", "mg", "kg", "t", "lb", "oz",
+    "l", "L", "ml", "mL", "s", "ms", "µs", "ns", "min", "h", "hr", "d", "°C", "°F", "K", "%", "‰", "dB", "B",
+    "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "bit", "kbit", "Mbit", "rpm", "px", "pt",
     "second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month", "months",
-    "year", "years", "daily", "weekly", "monthly", "yearly", "hourly",
-    # Chinese units and periods (single ideographs: tokens are per character)
-    "秒", "分", "时", "天", "日", "周", "月", "年", "次", "米", "克", "升", "伏", "安", "瓦", "度", "元",
-    # Persian units and periods
-    "ولت", "میلی‌ولت", "آمپر", "وات", "ثانیه", "دقیقه", "ساعت", "روز", "هفته", "ماه", "سال", "متر", "کیلوگرم", "درصد",
+    "year", "years", "volt", "volts", "watt", "watts", "meter", "meters", "metre", "metres", "gram", "grams",
+    "kilogram", "kilograms", "litre", "litres", "liter", "liters", "byte", "bytes", "percent",
+    "秒", "分", "时", "天", "日", "周", "月", "年", "次", "米", "克", "升", "伏", "安", "瓦", "度", "元", "吨", "赫",
+    "ولت", "میلی\u200cولت", "میلیولت", "کیلوولت", "آمپر", "وات", "کیلووات", "ثانیه", "دقیقه", "ساعت", "روز",
+    "هفته", "ماه", "سال", "متر", "سانتیمتر", "میلیمتر", "کیلومتر", "گرم", "کیلوگرم", "لیتر", "درصد", "بایت",
+    "کیلوبایت", "مگابایت", "گیگابایت",
 }
+PERIODS = {"daily", "weekly", "monthly", "yearly", "hourly", "每"}  # "every day" words: a changed period
+CJK_UNIT_PREFIXES = set("毫千微纳厘公兆吉分")  # 伏 → 毫伏, 千克 → 克
 NEGATIONS = {
-    "not", "no", "never", "none", "without", "cannot", "n't", "nor",
-    "不", "没", "無", "无", "未", "非", "别", "勿",
-    "نه", "نیست", "نمی", "نباید", "بدون", "هیچ",
+    "not", "no", "never", "none", "without", "cannot", "nor", "neither", "nobody", "nothing",
+    "不", "没", "無", "无", "未", "非", "别", "勿", "否", "莫", "毋",
+    "نه", "نیست", "نیستند", "نمی", "نباید", "بدون", "هیچ", "نخواهد", "نشود", "نکنید",
 }
-_CJK = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]")
+MONTHS = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "فروردین", "اردیبهشت", "خرداد", "تیر", "مرداد", "شهریور", "مهر", "آبان", "آذر", "دی", "بهمن", "اسفند",
+    "ژانویه", "فوریه", "مارس", "آوریل", "مه", "ژوئن", "ژوئیه", "اوت", "سپتامبر", "اکتبر", "نوامبر", "دسامبر",
+}
+NUMBER_WORDS = {
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty",
+    "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million", "billion",
+    "once", "twice", "single", "double", "half", "dozen", "first", "second", "third", "fourth", "fifth",
+    "صفر", "یک", "دو", "سه", "چهار", "پنج", "شش", "هفت", "هشت", "ده", "یازده", "دوازده", "بیست", "سی", "چهل",
+    "پنجاه", "صد", "هزار", "میلیون", "نیم",
+    "零", "〇", "一", "二", "两", "三", "四", "五", "六", "七", "八", "九", "十", "百", "千", "万", "亿", "半",
+}
+_CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
+_STOP = re.compile(r"[.!?;:。！？；：؟\n]")
+
+
+@dataclass(frozen=True)
+class Token:
+    raw: str
+    start: int
+    end: int
+    norm: str  # what is compared
+    group: str  # date | number | cjk | word | mark
 
 
 @dataclass(frozen=True)
 class Signal:
-    kind: str  # number | date | unit | negation
+    kind: str  # number | date | month | sign | unit | negation
     left: str
     right: str
 
     def __str__(self) -> str:
-        return f"{self.left}→{self.right}"
+        return f"{self.left} → {self.right}"
 
 
 @dataclass(frozen=True)
 class Change:
-    """One differing stretch: `left`/`right` are (start, end) character spans in each raw text."""
+    """One differing stretch: `left`/`right` are (start, end) character spans in each raw text; `moved` says
+    it reads the same elsewhere in the other text."""
 
     left: tuple[int, int]
     right: tuple[int, int]
     signal: Signal | None
+    moved: bool = False
 
 
-def tokens(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(), m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
+def _number_norm(raw: str) -> str:
+    sign = "-" if raw[:1] in "-−" else ""
+    digits = "".join(str(unicodedata.decimal(c)) if c.isdigit() else c for c in raw.lstrip("+-−"))
+    digits = digits.replace("٫", ".").replace("٬", ",")
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", digits):
+        digits = digits.replace(",", "")  # 1,000 is 1000; 1,5 stays a decimal written with a comma
+    return sign + digits
 
 
-def _kind(token: str) -> str | None:
-    if DATE_RE.fullmatch(token):
-        return "date"
-    if NUMBER_RE.fullmatch(token):
-        return "number"
-    if token in UNITS:
-        return "unit"
-    if token.lower() in NEGATIONS:
-        return "negation"
-    return None
-
-
-def _is_persian_negation(a: str, b: str) -> bool:
-    """است ↔ نیست, and verbs with the negative prefix ن/نمی (می‌رود ↔ نمی‌رود, دارد ↔ ندارد)."""
-    a, b = sorted((a, b), key=len)
-    return (a, b) == ("است", "نیست") or b in ("ن" + a, "نمی" + a.removeprefix("می"))
-
-
-def _signal(left: list[str], right: list[str], before: str) -> Signal | None:
-    kinds = {_kind(t) for t in left + right} - {None}
-    changed_left, changed_right = "".join(left) if _all_cjk(left) else " ".join(left), (
-        "".join(right) if _all_cjk(right) else " ".join(right))
-    if "negation" in kinds and (not left or not right or kinds == {"negation"}):
-        # An inserted or dropped negation: show it with the word before it ("is → is not").
-        return Signal("negation", f"{before} {changed_left}".strip(), f"{before} {changed_right}".strip())
-    if len(left) == 1 and len(right) == 1 and _is_persian_negation(left[0], right[0]):
-        return Signal("negation", left[0], right[0])
-    for kind in ("date", "number", "unit", "negation"):
-        if kind in kinds:
-            if _all_cjk(left) and _all_cjk(right) and before and _CJK.fullmatch(before):
-                # One ideograph alone reads badly: 周 → 天 is shown as 每周 → 每天.
-                return Signal(kind, before + changed_left, before + changed_right)
-            return Signal(kind, changed_left, changed_right)
-    return None
-
-
-def _all_cjk(toks: list[str]) -> bool:
-    return bool(toks) and all(_CJK.fullmatch(t) for t in toks)
+def tokens(text: str) -> list[Token]:
+    """The text's comparable tokens (punctuation, spaces and anything that folds to nothing are left out)."""
+    out = []
+    for m in TOKEN_RE.finditer(text):
+        group, raw = m.lastgroup, m.group()
+        if group in ("number", "date"):
+            norm = _number_norm(raw) if group == "number" else "".join(
+                str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw)
+        else:
+            norm = re.sub(r"[\W_]+", "", _FOLD(raw)) if group != "mark" else raw
+        if norm:
+            out.append(Token(raw, m.start(), m.end(), norm, group))
+    return out
 
 
 def opcodes(left: list[str], right: list[str]) -> list[tuple[str, int, int, int, int]]:
@@ -124,21 +148,137 @@ def opcodes(left: list[str], right: list[str]) -> list[tuple[str, int, int, int,
     return out
 
 
+# --- kinds -----------------------------------------------------------------------------------------
+
+
+def _is_negation(t: Token) -> bool:
+    return t.norm in NEGATIONS or bool(_CONTRACTED.search(t.raw))
+
+
+def _persian_negation(a: str, b: str) -> bool:
+    """است ↔ نیست, and verbs with the negative prefix ن/نمی (می‌رود ↔ نمی‌رود, دارد ↔ ندارد)."""
+    a, b = sorted((a, b), key=len)
+    return (a, b) == ("است", "نیست") or b in ("ن" + a, "نمی" + a.removeprefix("می"))
+
+
+def _is_number(t: Token) -> bool:
+    return t.group == "number" or t.norm in NUMBER_WORDS
+
+
+def _is_unit(t: Token) -> bool:
+    return t.raw in UNITS or t.norm in UNITS or t.norm in PERIODS
+
+
+def _kind(left: list[Token], right: list[Token], before: Token | None, after: Token | None) -> str | None:
+    """What a small aligned change changes, or None when it is no revision signal."""
+    lneg, rneg = any(map(_is_negation, left)), any(map(_is_negation, right))
+    if lneg != rneg:
+        return "negation"
+    if len(left) == len(right) == 1 and _persian_negation(left[0].norm, right[0].norm):
+        return "negation"
+    if any(t.group == "date" for t in left + right):
+        return "date"
+    lnum, rnum = [t for t in left if _is_number(t)], [t for t in right if _is_number(t)]
+    if lnum and rnum:
+        if len(lnum) == len(rnum) == 1 and lnum[0].norm.lstrip("-") == rnum[0].norm.lstrip("-"):
+            return "sign"
+        month_context = after is not None and after.norm in ("月", "month", "ماه")
+        return "month" if month_context and not any(t.group == "number" for t in lnum + rnum) else "number"
+    if any(t.norm in MONTHS for t in left) and any(t.norm in MONTHS for t in right):
+        return "month"
+    return _unit_kind(left, right, before, after)
+
+
+def _scaled(a: str, b: str) -> bool:
+    """One unit for a multiple of the other: V ↔ mV, Hz ↔ kHz, ولت ↔ میلی‌ولت."""
+    short, long_ = sorted((a.replace("\u200c", ""), b.replace("\u200c", "")), key=len)
+    return a in UNITS and b in UNITS and short != long_ and long_.endswith(short)
+
+
+def _unit_kind(left: list[Token], right: list[Token], before: Token | None, after: Token | None) -> str | None:
+    """A unit changed beside a number (`12 V → 12 mV`, `12伏 → 12毫伏`, `每周 → 每天`), or one unit written
+    for another (`V → mV`: two units, nothing else)."""
+    beside_number = before is not None and (_is_number(before) or before.norm in PERIODS)
+    changed = left + right
+    if len(left) == len(right) == 1 and _scaled(left[0].raw, right[0].raw):
+        return "unit"
+    if any(_is_unit(t) for t in changed) and (beside_number or any(_is_number(t) for t in changed)):
+        return "unit"
+    prefix = [t for t in changed if t.norm in CJK_UNIT_PREFIXES]
+    if prefix and len(prefix) == len(changed) and beside_number and after is not None and _is_unit(after):
+        return "unit"
+    return None
+
+
+# --- the diff --------------------------------------------------------------------------------------
+
+
+def _reads_elsewhere(part: list[Token], before: Token | None, after: Token | None, other: str) -> bool:
+    """Whether the stretch reads the same in the other text, so that it moved: a short one with the word
+    before or after it, a long one on its own (give or take a word at an end, where the alignment may have
+    cut it)."""
+    if len(part) > SMALL:
+        return any("\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other
+                   for run in (part, part[1:], part[:-1]))
+    for context in ([before] if before else []) + ([after] if after else []):
+        run = [context, *part] if context is before else [*part, context]
+        if "\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other:
+            return True
+    return False
+
+
+def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
+    """The raw text of tokens i1..i2 with a word of context each side (two ideographs, about a Chinese
+    word), on one line, at most MAX_SHOWN characters."""
+    lo, hi = max(i1 - 1, 0), min(i2 + 1, len(toks))
+    if lo > 0 and toks[lo].group == "cjk" and toks[lo - 1].group == "cjk":
+        lo -= 1
+    if hi < len(toks) and toks[hi - 1].group == "cjk" and toks[hi].group == "cjk":
+        hi += 1
+    # Context stops at the end of a sentence: the word before a full stop is not this sentence's.
+    while lo < i1 and _STOP.search(text[toks[lo].end:toks[lo + 1].start if lo + 1 < len(toks) else toks[lo].end]):
+        lo += 1
+    while hi > i2 and _STOP.search(text[toks[hi - 2].end:toks[hi - 1].start]):
+        hi -= 1
+    if lo >= hi:
+        return ""
+    shown = " ".join(text[toks[lo].start:toks[hi - 1].end].split())
+    if len(shown) > MAX_SHOWN:
+        core = " ".join(text[toks[i1].start:toks[i2 - 1].end].split()) if i2 > i1 else ""
+        shown = core if len(core) <= MAX_SHOWN else core[: MAX_SHOWN - 1] + "…"
+    return shown
+
+
+def _span(toks: list[Token], i1: int, i2: int) -> tuple[int, int]:
+    if i2 > i1:
+        return toks[i1].start, toks[i2 - 1].end
+    return (toks[i1 - 1].end,) * 2 if i1 else (0, 0)
+
+
 def diff(left: str, right: str) -> tuple[list[Change], bool]:
-    """The differing stretches of two raw texts, each with its revision signal if any; and whether the
-    texts were too long to diff in full (then only their first MAX_TOKENS tokens are compared)."""
+    """The differing stretches of two raw texts, each with its revision signal if any; and whether the texts
+    were too long to diff in full (then only their first MAX_TOKENS tokens are compared)."""
     lt, rt = tokens(left), tokens(right)
     truncated = len(lt) > MAX_TOKENS or len(rt) > MAX_TOKENS
     lt, rt = lt[:MAX_TOKENS], rt[:MAX_TOKENS]
+    joined_l = "\x1f" + "\x1f".join(t.norm for t in lt) + "\x1f"
+    joined_r = "\x1f" + "\x1f".join(t.norm for t in rt) + "\x1f"
     changes = []
-    for op, i1, i2, j1, j2 in opcodes([t[0] for t in lt], [t[0] for t in rt]):
+    for op, i1, i2, j1, j2 in opcodes([t.norm for t in lt], [t.norm for t in rt]):
         if op == "equal":
             continue
-        before = lt[i1 - 1][0] if i1 > 0 else ""
-        signal = _signal([t[0] for t in lt[i1:i2]], [t[0] for t in rt[j1:j2]], before)
-        lspan = (lt[i1][1], lt[i2 - 1][2]) if i2 > i1 else ((lt[i1 - 1][2],) * 2 if i1 else (0, 0))
-        rspan = (rt[j1][1], rt[j2 - 1][2]) if j2 > j1 else ((rt[j1 - 1][2],) * 2 if j1 else (0, 0))
-        changes.append(Change(lspan, rspan, signal))
+        before = lt[i1 - 1] if i1 > 0 else None
+        after = lt[i2] if i2 < len(lt) else None
+        lpart, rpart = lt[i1:i2], rt[j1:j2]
+        moved = ((not lpart or _reads_elsewhere(lpart, before, after, joined_r))
+                 and (not rpart or _reads_elsewhere(rpart, rt[j1 - 1] if j1 else None,
+                                                    rt[j2] if j2 < len(rt) else None, joined_l)))
+        signal = None
+        if not moved and len(lpart) <= SMALL and len(rpart) <= SMALL:
+            kind = _kind(lpart, rpart, before, after)
+            if kind is not None:
+                signal = Signal(kind, _shown(left, lt, i1, i2), _shown(right, rt, j1, j2))
+        changes.append(Change(_span(lt, i1, i2), _span(rt, j1, j2), signal, moved))
     return changes, truncated
 
 
@@ -147,5 +287,5 @@ def signals(left: str, right: str) -> list[Signal]:
 
 
 def signals_text(found: list[Signal]) -> str:
-    """`V→mV; 每周→每天` (empty when there is none): the export column."""
+    """`V → mV; 每周 → 每天` (empty when there is none): the export column."""
     return "; ".join(str(s) for s in found)

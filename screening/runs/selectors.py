@@ -28,7 +28,7 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
     for (left, right, pass_name, jaccard, estimate, left_source, right_source, signals, share, without,
          cluster_number) in pairs.iterator(chunk_size=5000):
         yield [left, right, pass_name, number(jaccard), number(estimate), left_source, right_source,
-               "; ".join(f"{a}→{b}" for _, a, b in signals), number(share), number(without),
+               "; ".join(f"{a} → {b}" for _, a, b in signals), number(share), number(without),
                "" if cluster_number is None else str(cluster_number)]
 
 
