@@ -30,7 +30,8 @@ _LETTER = r"[^\W\d_\u3400-\u9FFF\uF900-\uFAFF]"  # a letter that is not a CJK id
 _WORD = rf"{_LETTER}(?:{_LETTER}|[\u200c'’](?={_LETTER}))*"  # letters, with ZWNJ and apostrophes inside
 TOKEN_RE = re.compile(
     rf"(?P<date>{_DIGIT}{{1,4}}[-/.]{_DIGIT}{{1,2}}[-/.]{_DIGIT}{{1,4}})"  # 2024-05-01, 1403/07/24
-    rf"|(?P<number>(?:(?<![\w.,])[+\-−])?{_DIGIT}+(?:[.,٫٬]{_DIGIT}+)*)"  # 12, -5, 12.5, 1,000, ۱۲٫۵
+    rf"|(?P<number>(?:(?<![0-9A-Za-z\u0660-\u0669\u06F0-\u06F9.,])[+\-−])?"  # -5 (not 1-5 or a-5)
+    rf"{_DIGIT}+(?:[.,٫٬]{_DIGIT}+)*)"  # 12, 12.5, 1,000, ۱۲٫۵
     r"|(?P<cjk>[\u3400-\u9FFF\uF900-\uFAFF])"  # each CJK ideograph is a token
     rf"|(?P<word>°[CF]|{_WORD})"  # words (and °C, °F)
     r"|(?P<mark>[%‰])",  # per cent is meaningful; other punctuation is not a token
@@ -77,7 +78,7 @@ NUMBER_WORDS = {
     "零", "〇", "一", "二", "两", "三", "四", "五", "六", "七", "八", "九", "十", "百", "千", "万", "亿", "半",
 }
 _CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
-_STOP = re.compile(r"[.!?;:。！？；：؟\n]")
+_STOP = re.compile(r"[.!?;:。！？；：؟،，、\n]")
 
 
 @dataclass(frozen=True)
@@ -214,17 +215,13 @@ def _unit_kind(left: list[Token], right: list[Token], before: Token | None, afte
 
 
 def _reads_elsewhere(part: list[Token], before: Token | None, after: Token | None, other: str) -> bool:
-    """Whether the stretch reads the same in the other text, so that it moved: a short one with the word
-    before or after it, a long one on its own (give or take a word at an end, where the alignment may have
-    cut it)."""
+    """Whether the stretch reads the same in the other text, so that it moved: a short one with the words
+    around it, a long one on its own (give or take a word at an end, where the alignment may have cut it)."""
     if len(part) > SMALL:
         return any("\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other
                    for run in (part, part[1:], part[:-1]))
-    for context in ([before] if before else []) + ([after] if after else []):
-        run = [context, *part] if context is before else [*part, context]
-        if "\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other:
-            return True
-    return False
+    run = [*([before] if before else []), *part, *([after] if after else [])]
+    return len(run) > len(part) and "\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other
 
 
 def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
