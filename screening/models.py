@@ -209,7 +209,14 @@ class CandidatePair(models.Model):
     cluster = models.IntegerField(null=True, blank=True, help_text="cluster number in the run, by size")
     revision_signals = models.JSONField(default=list, blank=True, help_text="[[kind, left, right], ...]")
     has_signals = models.BooleanField(default=False)
-    suggestion = models.CharField(max_length=40, default="review_both_keep_originals")
+    suggestion = models.CharField(max_length=40, default="review_both_keep_originals")  # seed 001's contract
+    # The evidence beside the scores (screening.engine.evidence) and the verdict it suggests, with a confidence
+    # and its reasons (screening.engine.suggest, or a model learned from the corpus's labels). Never a judgement.
+    evidence = models.JSONField(default=dict, blank=True)
+    suggested_verdict = models.CharField(max_length=24, blank=True)
+    suggestion_confidence = models.FloatField(null=True, blank=True)
+    suggestion_reasons = models.JSONField(default=list, blank=True)
+    suggestion_source = models.CharField(max_length=16, blank=True, help_text="rules, or model")
     # Review state, derived from the insert-only judgements and arbitrations (review.services keeps it).
     status = models.CharField(max_length=24, default="pending")
     final_verdict = models.CharField(max_length=24, blank=True)
@@ -223,6 +230,8 @@ class CandidatePair(models.Model):
             models.Index(fields=["run", "cluster", "id"]),
             models.Index(fields=["run", "status", "-jaccard", "id"]),
             models.Index(fields=["run", "has_signals"]),
+            models.Index(fields=["run", "suggested_verdict", "-suggestion_confidence", "id"]),
+            models.Index(fields=["run", "-suggestion_confidence", "id"]),
         ]
 
     @property

@@ -24,6 +24,7 @@ from screening.engine.normalize import POLICIES
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
 SMALL = 4  # tokens a side: a longer changed stretch is a rewrite, not a revision of a detail
 MAX_SHOWN = 40  # characters a side of a signal
+MOVED_SHARE = 0.8  # of a long stretch's runs of three words found in the other text: it moved
 
 _DIGIT = r"[0-9\u0660-\u0669\u06F0-\u06F9]"
 _LETTER = r"[^\W\d_\u3400-\u9FFF\uF900-\uFAFF]"  # a letter that is not a CJK ideograph
@@ -214,14 +215,21 @@ def _unit_kind(left: list[Token], right: list[Token], before: Token | None, afte
 # --- the diff --------------------------------------------------------------------------------------
 
 
-def _reads_elsewhere(part: list[Token], before: Token | None, after: Token | None, other: str) -> bool:
+def _reads_elsewhere(part: list[Token], before: Token | None, after: Token | None, other: str,
+                     other_grams: set[tuple[str, ...]]) -> bool:
     """Whether the stretch reads the same in the other text, so that it moved: a short one with the words
-    around it, a long one on its own (give or take a word at an end, where the alignment may have cut it)."""
+    around it; a long one when nearly all its runs of three words are found there (the alignment may have
+    cut it anywhere, or joined it to a neighbour)."""
     if len(part) > SMALL:
-        return any("\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other
-                   for run in (part, part[1:], part[:-1]))
+        grams = _grams(part)
+        return sum(g in other_grams for g in grams) >= MOVED_SHARE * len(grams)
     run = [*([before] if before else []), *part, *([after] if after else [])]
     return len(run) > len(part) and "\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other
+
+
+def _grams(toks: list[Token]) -> list[tuple[str, ...]]:
+    norms = [t.norm for t in toks]
+    return [tuple(norms[i:i + 3]) for i in range(max(len(norms) - 2, 1))]
 
 
 def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
@@ -255,32 +263,58 @@ def _span(toks: list[Token], i1: int, i2: int) -> tuple[int, int]:
 def diff(left: str, right: str) -> tuple[list[Change], bool]:
     """The differing stretches of two raw texts, each with its revision signal if any; and whether the texts
     were too long to diff in full (then only their first MAX_TOKENS tokens are compared)."""
+    changes, truncated, _, _ = _diff(left, right)
+    return changes, truncated
+
+
+def _diff(left: str, right: str) -> tuple[list[Change], bool, list[int], int]:
+    """diff(), with the number of tokens in each change and in both texts."""
     lt, rt = tokens(left), tokens(right)
     truncated = len(lt) > MAX_TOKENS or len(rt) > MAX_TOKENS
     lt, rt = lt[:MAX_TOKENS], rt[:MAX_TOKENS]
     joined_l = "\x1f" + "\x1f".join(t.norm for t in lt) + "\x1f"
     joined_r = "\x1f" + "\x1f".join(t.norm for t in rt) + "\x1f"
-    changes = []
+    grams_l, grams_r = set(_grams(lt)), set(_grams(rt))
+    changes, sizes = [], []
     for op, i1, i2, j1, j2 in opcodes([t.norm for t in lt], [t.norm for t in rt]):
         if op == "equal":
             continue
         before = lt[i1 - 1] if i1 > 0 else None
         after = lt[i2] if i2 < len(lt) else None
         lpart, rpart = lt[i1:i2], rt[j1:j2]
-        moved = ((not lpart or _reads_elsewhere(lpart, before, after, joined_r))
+        moved = ((not lpart or _reads_elsewhere(lpart, before, after, joined_r, grams_r))
                  and (not rpart or _reads_elsewhere(rpart, rt[j1 - 1] if j1 else None,
-                                                    rt[j2] if j2 < len(rt) else None, joined_l)))
+                                                    rt[j2] if j2 < len(rt) else None, joined_l, grams_l)))
         signal = None
         if not moved and len(lpart) <= SMALL and len(rpart) <= SMALL:
             kind = _kind(lpart, rpart, before, after)
             if kind is not None:
                 signal = Signal(kind, _shown(left, lt, i1, i2), _shown(right, rt, j1, j2))
         changes.append(Change(_span(lt, i1, i2), _span(rt, j1, j2), signal, moved))
-    return changes, truncated
+        sizes.append(len(lpart) + len(rpart))
+    return changes, truncated, sizes, len(lt) + len(rt)
 
 
 def signals(left: str, right: str) -> list[Signal]:
     return [c.signal for c in diff(left, right)[0] if c.signal is not None]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What the diff of two texts says in brief: its signals, and the share of both texts' tokens in changed
+    stretches (a light edit changes a few per cent; a rewrite most) and in stretches that only moved."""
+
+    signals: list[Signal]
+    changed_share: float
+    moved_share: float
+
+
+def compare(left: str, right: str) -> Comparison:
+    changes, _, sizes, total = _diff(left, right)
+    changed = sum(n for c, n in zip(changes, sizes, strict=True) if not c.moved)
+    moved = sum(n for c, n in zip(changes, sizes, strict=True) if c.moved)
+    total = total or 1
+    return Comparison([c.signal for c in changes if c.signal is not None], changed / total, moved / total)
 
 
 def signals_text(found: list[Signal]) -> str:

@@ -17,7 +17,7 @@ from django.conf import settings
 
 from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import redis_kwargs
-from screening.engine import explain, fast, lsh, minhash, revision
+from screening.engine import evidence, explain, fast, lsh, minhash
 from screening.engine.lsh_index import PersistentIndex
 from screening.engine.shingle import VerifyKey
 from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
@@ -36,6 +36,7 @@ class NearPair:
     template_share: float | None
     jaccard_without_template: float | None
     signals: list[list[str]] = field(default_factory=list)  # [[kind, left, right], ...]
+    evidence: dict = field(default_factory=dict)  # screening.engine.evidence.Evidence.as_dict()
 
 
 @dataclass
@@ -69,6 +70,17 @@ def _hashes_for(pks: list[int], config: minhash.NearConfig, bodies: dict | None 
             out[pk] = verification_hashes(body, config)
             if bodies is not None:
                 bodies[pk] = body
+    return out
+
+
+def document_facts(pks) -> dict[int, evidence.DocFacts]:
+    """What the evidence needs of each document besides its text (language, source, version, date)."""
+    out = {}
+    pks = sorted(pks)
+    for chunk in _batches(pks):
+        for pk, *values in Document.objects.filter(pk__in=chunk).values_list(
+                "pk", "language", "source_id", "version", "collected_at"):
+            out[pk] = evidence.DocFacts(*values)
     return out
 
 
@@ -154,6 +166,7 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
     involved = sorted({pk for pair in candidates for pk in pair})
     bodies: dict[int, str] = {}
     hashes = _hashes_for(involved, config, bodies)
+    facts = document_facts(involved)
     below_floor = 0
     for n, (left, right) in enumerate(candidates):
         score = fast.jaccard(hashes[left], hashes[right]) or 0.0
@@ -163,9 +176,10 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
         share, without = explain.template_scores(hashes[left], hashes[right], template)
         if doc_ids[left] > doc_ids[right]:
             left, right = right, left
-        found = revision.signals(bodies[left], bodies[right])
+        found = evidence.for_near(bodies[left], bodies[right], hashes[left], hashes[right], facts[left],
+                                  facts[right], config.normalizer, score, (share, without))
         pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
-                              without, [[s.kind, s.left, s.right] for s in found]))
+                              without, found.signals, found.as_dict()))
         if n % 5000 == 0:
             report(n / len(candidates), "verify")
     report(1.0, "verify")

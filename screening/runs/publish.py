@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
-from screening.engine import cluster, contract
+from screening.engine import cluster, contract, evidence, suggest
 from screening.models import CandidatePair, Cluster, Document, ExactGroup, ExactGroupMember, ScreeningRun
 from screening.runs import near
 from screening.runs.exact import ExactResult
 from screening.runs.lifecycle import near_config_of
 
 WRITE_BATCH = 5000
+Suggester = Callable[[evidence.Evidence], suggest.Suggestion]
 
 
 @dataclass
@@ -31,9 +32,11 @@ class Outcome:
 
 
 def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], list[str]] | None = None,
-                report: Callable[[float, str], None] = lambda fraction, stage: None) -> ScreeningRun:
-    """Write the clusters, exact groups and pairs, the index record and the run's status in one transaction:
-    a run that fails on the way shows nothing. `workers` names the workers whose chunk jobs took part."""
+                report: Callable[[float, str], None] = lambda fraction, stage: None,
+                suggester: Suggester = suggest.suggest) -> ScreeningRun:
+    """Write the clusters, exact groups and pairs (each with its evidence and suggested verdict), the index
+    record and the run's status in one transaction: a run that fails on the way shows nothing. `workers`
+    names the workers whose chunk jobs took part."""
     report(0.0, "publish")
     started = time.perf_counter()
     exact, stats = outcome.exact, dict(outcome.stats)
@@ -44,8 +47,9 @@ def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], li
         # Cluster numbers are known before any pair is written, so each pair is written once, complete.
         number_of = _publish_clusters(run, (exact.edges if run.exact else []) + [
             (p.left, p.right) for p in near_pairs if p.jaccard >= threshold], names)
-        stats["exact_pairs"] = _publish_exact(run, exact.groups, exact.doc_pks, number_of) if run.exact else 0
-        _publish_near(run, near_pairs, number_of)
+        stats["exact_pairs"] = (_publish_exact(run, exact.groups, exact.doc_pks, number_of, suggester)
+                                if run.exact else 0)
+        _publish_near(run, near_pairs, number_of, suggester)
         if outcome.index_update is not None:
             near.index_record(outcome.index_update)
         stats["clusters"] = len(set(number_of.values()))
@@ -69,7 +73,7 @@ def _cluster_of(number_of: dict[int, int], left: int, right: int) -> int | None:
 
 
 def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dict[str, int],
-                   number_of: dict[int, int]) -> int:
+                   number_of: dict[int, int], suggester: Suggester) -> int:
     rows = ExactGroup.objects.bulk_create(
         (ExactGroup(run=run, representative_id=doc_pks[g.representative], sha256=g.digest, length=g.length,
                     size=len(g.members)) for g in groups),
@@ -80,22 +84,33 @@ def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dic
          for row, g in zip(rows, groups, strict=True) for i, m in enumerate(g.members)),
         batch_size=WRITE_BATCH,
     )
+    edges = [(doc_pks[m.doc_id], doc_pks[g.representative]) for g in groups for m in g.members[1:]]
+    facts = near.document_facts({pk for edge in edges for pk in edge})
     pairs = CandidatePair.objects.bulk_create(
-        (CandidatePair(run=run, left_id=doc_pks[m.doc_id], right_id=doc_pks[g.representative],
-                       pass_name=CandidatePair.Pass.EXACT, jaccard=1.0,
-                       cluster=_cluster_of(number_of, doc_pks[m.doc_id], doc_pks[g.representative]))
-         for g in groups for m in g.members[1:]),
+        (CandidatePair(run=run, left_id=left, right_id=right, pass_name=CandidatePair.Pass.EXACT, jaccard=1.0,
+                       cluster=_cluster_of(number_of, left, right),
+                       **_suggested(evidence.for_exact(facts[left], facts[right]), suggester))
+         for left, right in edges),
         batch_size=WRITE_BATCH,
     )
     return len(pairs)
 
 
-def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int]) -> None:
+def _suggested(found: evidence.Evidence, suggester: Suggester) -> dict:
+    """A pair's evidence and the verdict it suggests, as CandidatePair fields."""
+    s = suggester(found)
+    return {"evidence": found.as_dict(), "suggested_verdict": s.verdict, "suggestion_confidence": s.confidence,
+            "suggestion_reasons": list(s.reasons), "suggestion_source": s.source}
+
+
+def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int],
+                  suggester: Suggester) -> None:
     CandidatePair.objects.bulk_create(
         (CandidatePair(run=run, left_id=p.left, right_id=p.right, pass_name=CandidatePair.Pass.NEAR,
                        jaccard=p.jaccard, minhash_estimate=p.estimate, template_share=p.template_share,
                        jaccard_without_template=p.jaccard_without_template, revision_signals=p.signals,
-                       has_signals=bool(p.signals), cluster=_cluster_of(number_of, p.left, p.right)) for p in pairs),
+                       has_signals=bool(p.signals), cluster=_cluster_of(number_of, p.left, p.right),
+                       **_suggested(evidence.Evidence.from_dict(p.evidence), suggester)) for p in pairs),
         batch_size=WRITE_BATCH,
     )
 

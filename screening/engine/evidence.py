@@ -1,0 +1,102 @@
+"""The evidence about one pair, beside its scores (no Django imports): how much of each text is found in the
+other, whether they read the same once normalised, how much of them changed or only moved, the revision
+signals, and what their metadata says (language tags, source, version and collection order, length).
+Computed when a run verifies its candidates, shown on the pair page, exported, and read by `suggest`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from screening.engine import fast, revision
+from screening.engine.normalize import Policy
+
+_VERSION_PART = re.compile(r"\d+|[^\d.\-_ ]+")
+
+
+@dataclass(frozen=True)
+class DocFacts:
+    """What evidence needs of one document besides its text."""
+
+    language: str
+    source_id: str
+    version: str
+    collected_at: str
+
+
+@dataclass
+class Evidence:
+    jaccard: float
+    containment_left: float  # share of the left text's shingles found in the right
+    containment_right: float
+    same_normalised: bool  # the two texts read the same once normalised
+    changed_share: float  # share of both texts' tokens in changed stretches (moved ones excluded)
+    moved_share: float
+    length_ratio: float  # shorter text / longer text, in characters
+    languages: tuple[str, str]
+    same_source: bool
+    version_order: str  # left-older | right-older | same | "" (unknown)
+    collected_order: str  # left-older | right-older | same | ""
+    template_share: float | None = None
+    jaccard_without_template: float | None = None
+    exact: bool = False  # the same content bytes (doc-content-v1)
+    signals: list[list[str]] = field(default_factory=list)  # [[kind, before, after], ...]
+
+    @property
+    def languages_differ(self) -> bool:
+        return self.languages[0] != self.languages[1]
+
+    @property
+    def containment(self) -> float:
+        """Of the shorter text, the share found in the other: high for a quotation, whatever its Jaccard."""
+        return max(self.containment_left, self.containment_right)
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["languages"] = list(self.languages)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Evidence:
+        return cls(**{**data, "languages": tuple(data["languages"])})
+
+
+def _version_key(version: str) -> tuple:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in _VERSION_PART.findall(version.lower()))
+
+
+def order(left: str, right: str, key=lambda v: v) -> str:
+    """Which of two values comes first (versions by their numbers, dates as ISO text), "" when unknown."""
+    if not left or not right:
+        return ""
+    a, b = key(left), key(right)
+    return "same" if a == b else "left-older" if a < b else "right-older"
+
+
+def metadata(left: DocFacts, right: DocFacts) -> dict:
+    return {"languages": (left.language, right.language), "same_source": left.source_id == right.source_id,
+            "version_order": order(left.version, right.version, _version_key),
+            "collected_order": order(left.collected_at[:19], right.collected_at[:19])}
+
+
+def for_exact(left: DocFacts, right: DocFacts) -> Evidence:
+    """Two documents with the same content bytes."""
+    return Evidence(1.0, 1.0, 1.0, True, 0.0, 0.0, 1.0, exact=True, **metadata(left, right))
+
+
+def for_near(left_text: str, right_text: str, left_hashes: np.ndarray, right_hashes: np.ndarray,
+             left: DocFacts, right: DocFacts, policy: Policy, jaccard: float,
+             template: tuple[float | None, float | None] = (None, None)) -> Evidence:
+    """The evidence of a verified near pair, from both raw texts and their shingle-hash sets."""
+    shared = fast.intersection_size(left_hashes, right_hashes)
+    comparison = revision.compare(left_text, right_text)
+    longer = max(len(left_text), len(right_text)) or 1
+    return Evidence(
+        jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1),
+        policy.normalize(left_text) == policy.normalize(right_text), round(comparison.changed_share, 4),
+        round(comparison.moved_share, 4), round(min(len(left_text), len(right_text)) / longer, 4),
+        template_share=template[0], jaccard_without_template=template[1],
+        signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right),
+    )

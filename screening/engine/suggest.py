@@ -1,0 +1,70 @@
+"""A suggested verdict for a pair, with a confidence and the reasons it rests on (no Django imports).
+
+Rules by default (`suggest`); a corpus with enough labels gets a model learned from them instead
+(screening.evaluation.model). A suggestion never records a judgement: it orders and filters the queue and
+can be confirmed by a reviewer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from screening.engine.evidence import Evidence
+
+MERGE, REVISION, QUOTE, KEEP = "merge-entry", "valid-revision", "public-quote", "keep-both"
+SMALL_CHANGE = 0.15  # share of tokens changed: above it, a text was rewritten, not revised or copied
+LIGHT_EDIT = 0.06
+SIGNAL_NAMES = {"number": "number", "date": "date", "month": "month", "sign": "sign", "unit": "unit",
+                "negation": "negation"}
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    verdict: str
+    confidence: float
+    reasons: tuple[str, ...]
+    source: str = "rules"  # rules | model
+
+
+def _provenance(e: Evidence) -> list[str]:
+    out = []
+    if e.same_source:
+        out.append("same source" + (f", versions in order ({e.version_order})" if e.version_order not in ("", "same")
+                                    else ", same version" if e.version_order == "same" else ""))
+    else:
+        out.append("another source")
+    return out
+
+
+def _signal_reasons(e: Evidence) -> list[str]:
+    return [f"{SIGNAL_NAMES.get(kind, kind)} {before} → {after}" for kind, before, after in e.signals[:3]]
+
+
+def suggest(e: Evidence) -> Suggestion:
+    """The rules: what a careful reviewer would most likely decide from the evidence alone."""
+    if e.languages_differ and (e.exact or e.same_normalised or e.jaccard >= 0.9):
+        return Suggestion(MERGE, 0.75, (f"the same text under two language tags ({e.languages[0]}, "
+                                        f"{e.languages[1]}): check which tag is right",))
+    if e.exact:
+        return Suggestion(MERGE, 0.99, ("the same content bytes", *_provenance(e)))
+    if e.signals and e.changed_share <= SMALL_CHANGE:
+        revised = e.same_source and e.version_order in ("left-older", "right-older")
+        return Suggestion(REVISION, 0.97 if revised else 0.9, (*_signal_reasons(e), *_provenance(e)))
+    if e.same_normalised:
+        return Suggestion(MERGE, 0.98, ("the same text once normalised (spacing, case, width, digits, letters)",
+                                        *_provenance(e)))
+    if e.changed_share <= 0.01 and e.moved_share > 0:
+        return Suggestion(MERGE, 0.97, ("the same text, parts in another order", *_provenance(e)))
+    if e.changed_share <= LIGHT_EDIT:
+        return Suggestion(MERGE, 0.96, (f"{e.changed_share:.0%} of the words changed, no detail a revision "
+                                        f"changes", *_provenance(e)))
+    without = e.jaccard_without_template
+    if e.template_share is not None and e.template_share >= 0.5 and (without or 0) < 0.3:
+        return Suggestion(KEEP, 0.9, (f"{e.template_share:.0%} of what they share is template text",
+                                      "different texts under a shared template"))
+    if e.containment >= 0.6 and e.length_ratio < 0.7:
+        return Suggestion(QUOTE, 0.85, (f"{e.containment:.0%} of the shorter text is found in the longer one",
+                                        f"Jaccard only {e.jaccard:.2f}"))
+    if e.changed_share <= SMALL_CHANGE:
+        return Suggestion(MERGE, 0.7, (f"{e.changed_share:.0%} of the words changed", *_provenance(e)))
+    return Suggestion(KEEP, 0.6, (f"{e.changed_share:.0%} of the words changed: different texts",))

@@ -1,0 +1,109 @@
+"""Evidence per pair and the suggested verdict: the rules on small examples in English, Persian and Chinese,
+then what a run stores and shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from screening.engine import evidence as ev
+from screening.engine import fast, suggest
+from screening.engine.normalize import get_policy
+from screening.engine.shingle import ShingleSpec, VerifyKey
+
+POLICY = get_policy("persian-arabic-fold-v1")
+KEY = VerifyKey.derive(b"evidence tests")
+BASE = ("The archive keeps every original file. Each upload is stored under its hash and never changed.\n\n"
+        "The sensor is rated at 12 V and is checked every 3 weeks by the team on duty.\n\n"
+        "Reviewers compare both texts side by side and record a verdict with a short reason.")
+
+
+def facts(language="en", source="s1", version="1", collected="2025-01-01") -> ev.DocFacts:
+    return ev.DocFacts(language, source, version, collected)
+
+
+def evidence_of(left: str, right: str, lf=None, rf=None) -> ev.Evidence:
+    spec = ShingleSpec("char", 5)
+    lh, rh = (fast.verify_hashes(t, POLICY, spec, KEY) for t in (left, right))
+    return ev.for_near(left, right, lh, rh, lf or facts(), rf or facts(source="s2"), POLICY, fast.jaccard(lh, rh))
+
+
+def test_a_reformatted_copy_reads_the_same_once_normalised():
+    e = evidence_of(BASE, BASE.upper().replace("\n\n", "\n").replace(" ", "  "))
+    assert e.same_normalised and e.changed_share == 0 and not e.signals
+    s = suggest.suggest(e)
+    assert (s.verdict, s.confidence) == ("merge-entry", 0.98) and "another source" in s.reasons
+
+
+def test_reordered_paragraphs_only_moved():
+    paragraphs = BASE.split("\n\n")
+    e = evidence_of(BASE, "\n\n".join([paragraphs[2], paragraphs[0], paragraphs[1]]))
+    assert e.changed_share == 0 and e.moved_share > 0.2 and not e.signals
+    assert suggest.suggest(e).verdict == "merge-entry"
+
+
+def test_a_revision_of_the_same_source_with_a_later_version():
+    e = evidence_of(BASE, BASE.replace("12 V", "12 mV"), facts(version="1"), facts(version="2"))
+    assert e.same_source and e.version_order == "left-older" and e.signals[0][0] == "unit"
+    s = suggest.suggest(e)
+    assert (s.verdict, s.confidence) == ("valid-revision", 0.97)
+    assert s.reasons[0] == "unit 12 V and → 12 mV and" and "versions in order (left-older)" in s.reasons[1]
+
+
+def test_a_revision_from_another_source_is_suggested_with_less_confidence():
+    s = suggest.suggest(evidence_of(BASE, BASE.replace("3 weeks", "4 weeks")))
+    assert (s.verdict, s.confidence) == ("valid-revision", 0.9)
+
+
+def test_a_quotation_has_high_containment_and_low_jaccard():
+    quoting = "A short note of ours.\n\n“The sensor is rated at 12 V and is checked every 3 weeks by the team.”"
+    e = evidence_of(BASE + "\n\n" + "Another long paragraph about storage, hashing and review. " * 3, quoting)
+    assert e.containment_right > 0.6 > e.jaccard and e.length_ratio < 0.5
+    assert suggest.suggest(e).verdict == "public-quote"
+
+
+def test_language_twins_are_flagged_and_never_confidently_merged():
+    e = evidence_of(BASE, BASE, facts("en"), facts("en-us"))
+    assert e.languages_differ
+    s = suggest.suggest(e)
+    assert s.verdict == "merge-entry" and s.confidence < 0.95 and "two language tags (en, en-us)" in s.reasons[0]
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("ولتاژ این دستگاه ۱۲ ولت است و هر ۳ هفته بررسی می‌شود. بایگانی هر پرونده را نگه می‌دارد.",
+     "ولتاژ اين دستگاه 12 ولت است و هر 3 هفته بررسي ميشود. بایگانی هر پرونده را نگه می‌دارد."),
+    ("该设备的额定电压为12伏，每3周检查一次。档案保存每个原始文件。",
+     "该设备的额定电压为 12 伏, 每 3 周检查一次. 档案保存每个原始文件."),
+], ids=["persian", "chinese"])
+def test_format_only_copies_in_persian_and_chinese(left, right):
+    e = evidence_of(left, right)
+    assert e.same_normalised and not e.signals
+    assert suggest.suggest(e).verdict == "merge-entry"
+
+
+@pytest.mark.parametrize(("left", "right", "kind"), [
+    ("ولتاژ این دستگاه ۱۲ ولت است و هر ۳ هفته بررسی می‌شود.", "ولتاژ این دستگاه ۱۲ میلی‌ولت است و هر ۳ هفته بررسی می‌شود.",
+     "unit"),
+    ("该设备的额定电压为12伏，每3周检查一次。此选项在旧系统上可用。",
+     "该设备的额定电压为12伏，每3周检查一次。此选项在旧系统上不可用。", "negation"),
+], ids=["persian-unit", "chinese-negation"])
+def test_revisions_in_persian_and_chinese(left, right, kind):
+    e = evidence_of(left, right, facts(version="1"), facts(version="2"))
+    assert [s[0] for s in e.signals] == [kind]
+    assert suggest.suggest(e).verdict == "valid-revision"
+
+
+def test_an_exact_pair_is_the_same_content_bytes():
+    e = ev.for_exact(facts(), facts(source="mirror"))
+    s = suggest.suggest(e)
+    assert (s.verdict, s.confidence) == ("merge-entry", 0.99) and s.reasons[0] == "the same content bytes"
+
+
+def test_versions_are_ordered_by_their_numbers():
+    assert ev.order("1.10", "1.9", ev._version_key) == "right-older"
+    assert ev.order("v2", "v10", ev._version_key) == "left-older"
+    assert ev.order("", "2", ev._version_key) == ""
+
+
+def test_evidence_survives_a_round_trip_through_json():
+    e = evidence_of(BASE, BASE.replace("12 V", "15 V"))
+    assert ev.Evidence.from_dict(e.as_dict()) == e
