@@ -24,7 +24,7 @@ def facts(language="en", source="s1", version="1", collected="2025-01-01") -> ev
 def evidence_of(left: str, right: str, lf=None, rf=None) -> ev.Evidence:
     spec = ShingleSpec("char", 5)
     lh, rh = (fast.verify_hashes(t, POLICY, spec, KEY) for t in (left, right))
-    return ev.for_near(left, right, lh, rh, lf or facts(), rf or facts(source="s2"), POLICY, fast.jaccard(lh, rh))
+    return ev.for_near(left, right, lh, rh, lf or facts(), rf or facts(source="s2"), fast.jaccard(lh, rh))
 
 
 def test_a_reformatted_copy_reads_the_same_once_normalised():

@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from screening.engine import fast, revision
-from screening.engine.normalize import Policy
 
 _VERSION_PART = re.compile(r"\d+|[^\d.\-_ ]+")
 
@@ -86,17 +85,19 @@ def for_exact(left: DocFacts, right: DocFacts) -> Evidence:
     return Evidence(1.0, 1.0, 1.0, True, 0.0, 0.0, 1.0, exact=True, **metadata(left, right))
 
 
-def for_near(left_text: str, right_text: str, left_hashes: np.ndarray, right_hashes: np.ndarray,
-             left: DocFacts, right: DocFacts, policy: Policy, jaccard: float,
+def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prepared, left_hashes: np.ndarray,
+             right_hashes: np.ndarray, left: DocFacts, right: DocFacts, jaccard: float,
              template: tuple[float | None, float | None] = (None, None)) -> Evidence:
-    """The evidence of a verified near pair, from both raw texts and their shingle-hash sets."""
+    """The evidence of a verified near pair, from both texts (raw, or prepared once for many pairs) and their
+    shingle-hash sets. "The same once normalised" is a token diff with no change at all."""
+    lp, rp = revision.prepare(left_text), revision.prepare(right_text)
     shared = fast.intersection_size(left_hashes, right_hashes)
-    comparison = revision.compare(left_text, right_text)
-    longer = max(len(left_text), len(right_text)) or 1
+    comparison = revision.compare(lp, rp)
+    longer = max(len(lp.text), len(rp.text)) or 1
     return Evidence(
         jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1),
-        policy.normalize(left_text) == policy.normalize(right_text), round(comparison.changed_share, 4),
-        round(comparison.moved_share, 4), round(min(len(left_text), len(right_text)) / longer, 4),
+        comparison.changed_share == comparison.moved_share == 0, round(comparison.changed_share, 4),
+        round(comparison.moved_share, 4), round(min(len(lp.text), len(rp.text)) / longer, 4),
         template_share=template[0], jaccard_without_template=template[1],
         signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right),
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rapidfuzz.distance import Indel
 
@@ -79,11 +80,11 @@ NUMBER_WORDS = {
     "零", "〇", "一", "二", "两", "三", "四", "五", "六", "七", "八", "九", "十", "百", "千", "万", "亿", "半",
 }
 _CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
+_NOT_WORD = re.compile(r"[^\w\x1f]|_")
 _STOP = re.compile(r"[.!?;:。！？；：؟،，、\n]")
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     raw: str
     start: int
     end: int
@@ -123,17 +124,49 @@ def _number_norm(raw: str) -> str:
 
 def tokens(text: str) -> list[Token]:
     """The text's comparable tokens (punctuation, spaces and anything that folds to nothing are left out)."""
+    found = [(m.lastgroup, m.group(), m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
+    # Words are folded all at once (one C call for the text, not two per word); \x1f survives the fold.
+    words = _NOT_WORD.sub("", _FOLD("\x1f".join(raw for group, raw, _, _ in found if group in ("word", "cjk"))))
+    folded = iter(words.split("\x1f"))
     out = []
-    for m in TOKEN_RE.finditer(text):
-        group, raw = m.lastgroup, m.group()
-        if group in ("number", "date"):
-            norm = _number_norm(raw) if group == "number" else "".join(
-                str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw)
+    for group, raw, start, end in found:
+        if group == "number":
+            norm = _number_norm(raw)
+        elif group == "date":
+            norm = "".join(str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw)
+        elif group == "mark":
+            norm = raw
         else:
-            norm = re.sub(r"[\W_]+", "", _FOLD(raw)) if group != "mark" else raw
+            norm = next(folded)
         if norm:
-            out.append(Token(raw, m.start(), m.end(), norm, group))
+            out.append(Token(raw, start, end, norm, group))
     return out
+
+
+class Prepared:
+    """A text ready to be compared with many others: its tokens, their normalised forms, and what the move
+    check looks things up in. A run verifying many pairs prepares each document once."""
+
+    __slots__ = ("text", "toks", "truncated", "norms", "joined", "_grams")
+
+    def __init__(self, text: str):
+        self.text = text
+        toks = tokens(text)
+        self.truncated = len(toks) > MAX_TOKENS
+        self.toks = toks[:MAX_TOKENS]
+        self.norms = [t.norm for t in self.toks]
+        self.joined = "\x1f" + "\x1f".join(self.norms) + "\x1f"
+        self._grams = None
+
+    @property
+    def grams(self) -> set[tuple[str, ...]]:
+        if self._grams is None:
+            self._grams = set(_grams(self.toks))
+        return self._grams
+
+
+def prepare(text: str | Prepared) -> Prepared:
+    return text if isinstance(text, Prepared) else Prepared(text)
 
 
 def opcodes(left: list[str], right: list[str]) -> list[tuple[str, int, int, int, int]]:
@@ -215,16 +248,15 @@ def _unit_kind(left: list[Token], right: list[Token], before: Token | None, afte
 # --- the diff --------------------------------------------------------------------------------------
 
 
-def _reads_elsewhere(part: list[Token], before: Token | None, after: Token | None, other: str,
-                     other_grams: set[tuple[str, ...]]) -> bool:
+def _reads_elsewhere(part: list[Token], before: Token | None, after: Token | None, other: Prepared) -> bool:
     """Whether the stretch reads the same in the other text, so that it moved: a short one with the words
     around it; a long one when nearly all its runs of three words are found there (the alignment may have
     cut it anywhere, or joined it to a neighbour)."""
     if len(part) > SMALL:
         grams = _grams(part)
-        return sum(g in other_grams for g in grams) >= MOVED_SHARE * len(grams)
+        return sum(g in other.grams for g in grams) >= MOVED_SHARE * len(grams)
     run = [*([before] if before else []), *part, *([after] if after else [])]
-    return len(run) > len(part) and "\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other
+    return len(run) > len(part) and "\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other.joined
 
 
 def _grams(toks: list[Token]) -> list[tuple[str, ...]]:
@@ -267,32 +299,28 @@ def diff(left: str, right: str) -> tuple[list[Change], bool]:
     return changes, truncated
 
 
-def _diff(left: str, right: str) -> tuple[list[Change], bool, list[int], int]:
+def _diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], bool, list[int], int]:
     """diff(), with the number of tokens in each change and in both texts."""
-    lt, rt = tokens(left), tokens(right)
-    truncated = len(lt) > MAX_TOKENS or len(rt) > MAX_TOKENS
-    lt, rt = lt[:MAX_TOKENS], rt[:MAX_TOKENS]
-    joined_l = "\x1f" + "\x1f".join(t.norm for t in lt) + "\x1f"
-    joined_r = "\x1f" + "\x1f".join(t.norm for t in rt) + "\x1f"
-    grams_l, grams_r = set(_grams(lt)), set(_grams(rt))
+    lp, rp = prepare(left), prepare(right)
+    lt, rt = lp.toks, rp.toks
     changes, sizes = [], []
-    for op, i1, i2, j1, j2 in opcodes([t.norm for t in lt], [t.norm for t in rt]):
+    for op, i1, i2, j1, j2 in opcodes(lp.norms, rp.norms):
         if op == "equal":
             continue
         before = lt[i1 - 1] if i1 > 0 else None
         after = lt[i2] if i2 < len(lt) else None
         lpart, rpart = lt[i1:i2], rt[j1:j2]
-        moved = ((not lpart or _reads_elsewhere(lpart, before, after, joined_r, grams_r))
+        moved = ((not lpart or _reads_elsewhere(lpart, before, after, rp))
                  and (not rpart or _reads_elsewhere(rpart, rt[j1 - 1] if j1 else None,
-                                                    rt[j2] if j2 < len(rt) else None, joined_l, grams_l)))
+                                                    rt[j2] if j2 < len(rt) else None, lp)))
         signal = None
         if not moved and len(lpart) <= SMALL and len(rpart) <= SMALL:
             kind = _kind(lpart, rpart, before, after)
             if kind is not None:
-                signal = Signal(kind, _shown(left, lt, i1, i2), _shown(right, rt, j1, j2))
+                signal = Signal(kind, _shown(lp.text, lt, i1, i2), _shown(rp.text, rt, j1, j2))
         changes.append(Change(_span(lt, i1, i2), _span(rt, j1, j2), signal, moved))
         sizes.append(len(lpart) + len(rpart))
-    return changes, truncated, sizes, len(lt) + len(rt)
+    return changes, lp.truncated or rp.truncated, sizes, len(lt) + len(rt)
 
 
 def signals(left: str, right: str) -> list[Signal]:
@@ -309,7 +337,7 @@ class Comparison:
     moved_share: float
 
 
-def compare(left: str, right: str) -> Comparison:
+def compare(left: str | Prepared, right: str | Prepared) -> Comparison:
     changes, _, sizes, total = _diff(left, right)
     changed = sum(n for c, n in zip(changes, sizes, strict=True) if not c.moved)
     moved = sum(n for c, n in zip(changes, sizes, strict=True) if c.moved)

@@ -17,12 +17,13 @@ from django.conf import settings
 
 from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import redis_kwargs
-from screening.engine import evidence, explain, fast, lsh, minhash
+from screening.engine import evidence, explain, fast, lsh, minhash, revision
 from screening.engine.lsh_index import PersistentIndex
 from screening.engine.shingle import VerifyKey
 from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
 
 BATCH = 1000
+PREPARED_CACHE = 2000  # documents kept tokenised while a chunk of candidates is verified
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
 HISTOGRAM_BINS = 20  # over [0, 1]
 
@@ -167,6 +168,16 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
     bodies: dict[int, str] = {}
     hashes = _hashes_for(involved, config, bodies)
     facts = document_facts(involved)
+    cache: dict[int, revision.Prepared] = {}
+
+    def prepared(pk: int) -> revision.Prepared:
+        """Each document tokenised once for all its pairs (candidates come sorted, so a bounded cache does)."""
+        if pk not in cache:
+            if len(cache) >= PREPARED_CACHE:
+                cache.clear()
+            cache[pk] = revision.Prepared(bodies[pk])
+        return cache[pk]
+
     below_floor = 0
     for n, (left, right) in enumerate(candidates):
         score = fast.jaccard(hashes[left], hashes[right]) or 0.0
@@ -176,8 +187,8 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
         share, without = explain.template_scores(hashes[left], hashes[right], template)
         if doc_ids[left] > doc_ids[right]:
             left, right = right, left
-        found = evidence.for_near(bodies[left], bodies[right], hashes[left], hashes[right], facts[left],
-                                  facts[right], config.normalizer, score, (share, without))
+        found = evidence.for_near(prepared(left), prepared(right), hashes[left], hashes[right], facts[left],
+                                  facts[right], score, (share, without))
         pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
                               without, found.signals, found.as_dict()))
         if n % 5000 == 0:

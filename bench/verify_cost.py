@@ -1,0 +1,77 @@
+"""Benchmark: verification cost per candidate pair (exact Jaccard, template scores, revision signals and the
+rest of the evidence), on the development corpus, for this tree and optionally another checkout of the
+project, side by side in one session.
+
+    .venv/bin/python bench/verify_cost.py [--pairs 100] [--baseline /path/to/older/checkout]
+
+Each tree runs in a process of its own (its own modules), on the same generated corpus and candidates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def measure(tree: Path, corpus: Path) -> dict:
+    """In a child process: import the corpus into a fresh database, band it, then time verification."""
+    code = f"""
+import os, sys, tempfile, time, json
+sys.path.insert(0, {str(tree)!r})
+os.environ["DEDUP_DATA_DIR"] = tempfile.mkdtemp(prefix="verify-cost-")
+os.environ["DJANGO_SETTINGS_MODULE"] = "dedup_site.settings"
+import django; django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from pathlib import Path
+from screening.ingest import uploads
+from screening.models import Corpus, Document
+from screening.engine.minhash import NearConfig
+from screening.runs import near
+upload = uploads.upload_process(upload=uploads.upload_create_from_path(corpus_name="dev", path=Path({str(corpus)!r})))
+config = NearConfig(policy="persian-arabic-fold-v1").resolved()
+pks = list(Document.objects.order_by("pk").values_list("pk", flat=True))
+found = near.near_candidates(pks, config, lambda f, s: None)
+pairs = found.pairs
+near.verify_chunk(pairs[:50], found.template, config, lambda f, s: None)  # warm up
+best = None
+for _ in range(3):
+    start = time.perf_counter()
+    kept, below = near.verify_chunk(pairs, found.template, config, lambda f, s: None)
+    seconds = time.perf_counter() - start
+    best = seconds if best is None else min(best, seconds)
+print(json.dumps({{"candidates": len(pairs), "stored": len(kept), "seconds": best}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, default=100, help="pairs of every kind in the development corpus")
+    parser.add_argument("--baseline", type=Path, help="another checkout of the project to compare with")
+    args = parser.parse_args()
+    sys.path.insert(0, str(HERE.parent))
+    from bench import devcorpus
+
+    corpus, _ = devcorpus.write(Path(tempfile.mkdtemp(prefix="verify-cost-corpus-")), args.pairs)
+    trees = [("this tree", HERE.parent)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    results = {name: measure(tree, corpus) for name, tree in trees}
+    for name, r in results.items():
+        per_pair = r["seconds"] / r["candidates"] * 1e6
+        print(f"{name:<10} {r['candidates']:,} candidates, {r['stored']:,} kept: {r['seconds']:.2f} s, "
+              f"{per_pair:,.0f} µs a pair")
+    if args.baseline:
+        print(f"this tree ÷ baseline: ×{results['this tree']['seconds'] / results['baseline']['seconds']:.2f}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedup_site.settings")
+    main()
