@@ -18,7 +18,11 @@ class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(required=False)
     signals = forms.ChoiceField(required=False, choices=[("", "with or without revision signals"),
                                                          ("yes", "with revision signals"), ("no", "without")])
-    sort = forms.ChoiceField(required=False, choices=[("score", "by score"), ("cluster", "by cluster")])
+    suggestion = forms.ChoiceField(required=False, label="Suggestion", choices=[("", "any suggestion")] + [
+        (v.value, f"suggested {v.label}") for v in FINAL_VERDICTS])
+    min_confidence = forms.FloatField(required=False, min_value=0, max_value=1, label="Confidence at least")
+    sort = forms.ChoiceField(required=False, choices=[("score", "by score"), ("cluster", "by cluster"),
+                                                     ("confidence", "by confidence")])
 
     def __init__(self, *args, blind: bool = False, **kwargs):
         super().__init__(*args, **kwargs)

@@ -64,7 +64,9 @@ class QueueFilter:
     cluster: int | None = None
     status: str = ""
     signals: str = ""  # "yes" | "no" | ""
-    sort: str = "score"  # "score" | "cluster"
+    suggestion: str = ""  # a suggested verdict
+    min_confidence: float | None = None
+    sort: str = "score"  # "score" | "cluster" | "confidence"
     unjudged_by: object = None  # a user: only pairs without their current verdict
 
     def apply(self, pairs: QuerySet) -> QuerySet:
@@ -90,6 +92,10 @@ class QueueFilter:
             pairs = pairs.filter(status=self.status)
         if self.signals in ("yes", "no"):
             pairs = pairs.filter(has_signals=self.signals == "yes")
+        if self.suggestion:
+            pairs = pairs.filter(suggested_verdict=self.suggestion)
+        if self.min_confidence is not None:
+            pairs = pairs.filter(suggestion_confidence__gte=self.min_confidence)
         if self.unjudged_by is not None:
             mine = CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer=self.unjudged_by).exclude(
                 verdict=WITHDRAWN)
@@ -99,6 +105,8 @@ class QueueFilter:
     def ordering(self) -> list:
         if self.sort == "cluster":
             return [F("cluster").asc(nulls_last=True), "id"]
+        if self.sort == "confidence":
+            return [F("suggestion_confidence").desc(nulls_last=True), "id"]
         return ["-jaccard", "id"]
 
 
@@ -118,6 +126,8 @@ class QueueRow:
     left: str  # doc_id
     right: str  # doc_id
     mine: str  # the current verdict of the reviewer asked about, "" when they have none
+    suggestion: str = ""  # the suggested verdict
+    confidence: float | None = None
 
     # Formatted here rather than by template filters: 50 rows of filters were a fifth of the page's CPU.
     @property
@@ -127,6 +137,10 @@ class QueueRow:
     @property
     def status_label(self) -> str:
         return status_label(self.status)
+
+    @property
+    def confidence_text(self) -> str:
+        return "" if self.confidence is None else f"{self.confidence:.2f}"
 
 
 def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None, all_visible: bool = True
@@ -157,16 +171,18 @@ def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -
     found = {}
     for values in pairs.values_list("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster",
                                     "revision_signals", "status", "final_verdict", "left__doc_id", "right__doc_id",
-                                    "mine", "flag"):
+                                    "mine", "flag", "suggested_verdict", "suggestion_confidence"):
         mine = values[11] or ""
         status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
-        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine)
+        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine, values[13], values[14])
     return [found[pk] for pk in ids]
 
 
 def cursor_of(sort: str, last: QueueRow) -> str:
     if sort == "cluster":
         return f"{last.cluster if last.cluster is not None else 'none'}:{last.pk}"
+    if sort == "confidence":
+        return f"{'none' if last.confidence is None else repr(last.confidence)}:{last.pk}"
     return f"{last.jaccard!r}:{last.pk}"
 
 
@@ -194,6 +210,12 @@ def after_cursor(sort: str, cursor: str) -> Q:
             return Q(cluster__isnull=True, id__gt=pk)
         c = _number(value, int)
         return (Q(cluster__gte=c) & ~Q(cluster=c, id__lte=pk)) | Q(cluster__isnull=True)
+    if sort == "confidence":
+        if value == "none":
+            return Q(suggestion_confidence__isnull=True, id__gt=pk)
+        c = _number(value, float)
+        return ((Q(suggestion_confidence__lte=c) & ~Q(suggestion_confidence=c, id__lte=pk))
+                | Q(suggestion_confidence__isnull=True))
     score = _number(value, float)
     return Q(jaccard__lte=score) & ~Q(jaccard=score, id__lte=pk)
 

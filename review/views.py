@@ -30,7 +30,8 @@ from screening import runs
 from screening.evaluation.labelsets import EvaluationRefused
 from screening.models import CandidatePair, Corpus, ScreeningRun
 
-FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "sort"]
+FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "suggestion",
+               "min_confidence", "sort"]
 
 
 def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.QueueFilter, str, QueueFilterForm]:

@@ -107,3 +107,99 @@ def test_versions_are_ordered_by_their_numbers():
 def test_evidence_survives_a_round_trip_through_json():
     e = evidence_of(BASE, BASE.replace("12 V", "15 V"))
     assert ev.Evidence.from_dict(e.as_dict()) == e
+
+
+# --- what a run stores and shows ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def evidence_run(import_records):
+    from tests.factories import completed_run
+
+    base = BASE + "\n\nA last paragraph about the archive, the uploads and the signed sheets of every review."
+    import_records("ev", [
+        {"doc_id": "orig", "source_id": "manual", "version": "1", "language": "en", "body": base},
+        {"doc_id": "rev", "source_id": "manual", "version": "2", "language": "en",
+         "body": base.replace("12 V", "12 mV")},
+        {"doc_id": "mirror", "source_id": "mirror", "language": "en", "body": base.upper()},
+        {"doc_id": "twin", "source_id": "mirror", "language": "en-us", "body": base},
+    ])
+    return completed_run("ev", near=True, threshold=0.5)
+
+
+def _pair(run, left, right):
+    from screening.models import CandidatePair
+
+    return CandidatePair.objects.get(run=run, left__doc_id=left, right__doc_id=right)
+
+
+@pytest.mark.django_db
+def test_a_run_stores_evidence_and_suggestions(evidence_run):
+    rev = _pair(evidence_run, "orig", "rev")
+    assert rev.suggested_verdict == "valid-revision" and rev.suggestion_confidence == 0.97
+    assert rev.evidence["same_source"] and rev.evidence["version_order"] == "left-older"
+    mirror = _pair(evidence_run, "mirror", "orig")
+    assert mirror.suggested_verdict == "merge-entry" and mirror.evidence["same_normalised"]
+    twin = _pair(evidence_run, "orig", "twin")
+    assert twin.evidence["languages"] == ["en", "en-us"] and twin.suggestion_confidence < 0.95
+
+
+@pytest.mark.django_db
+def test_the_pair_page_shows_the_evidence_and_the_suggestion(evidence_run, editor_client):
+    from django.urls import reverse
+
+    page = editor_client.get(reverse("review:pair", args=[_pair(evidence_run, "orig", "twin").pk])).content.decode()
+    assert "Suggested verdict" in page and "two language tags (en, en-us)" in page
+    assert 'class="flag">en · en-us — they differ' in page and "Right&#x27;s shingles found in the left" in page
+
+
+@pytest.mark.django_db
+def test_the_queue_filters_and_sorts_by_suggestion(evidence_run, editor_client):
+    from django.urls import reverse
+
+    from review import selectors
+
+    page = editor_client.get(reverse("review:queue"), {"run": evidence_run.pk, "suggestion": "valid-revision"})
+    text = page.content.decode()
+    assert "orig · rev" in text and "orig · twin" not in text and "valid-revision <span class=\"hint\">0.97" in text
+    rows, cursor, seen = [], "", []
+    flt = selectors.QueueFilter(run=evidence_run.pk, sort="confidence")
+    while True:
+        rows, cursor = selectors.queue_page(flt, after=cursor, limit=2)
+        seen += [r.confidence for r in rows]
+        if not cursor:
+            break
+    assert seen == sorted(seen, reverse=True) and len(seen) == evidence_run.pairs.count()
+    confident = editor_client.get(reverse("review:queue"), {"run": evidence_run.pk, "min_confidence": "0.95"})
+    assert "orig · twin" not in confident.content.decode()
+
+
+@pytest.mark.django_db
+def test_export_pairs_has_the_suggestion_and_evidence_columns(evidence_run, tmp_path):
+    import csv
+    import json
+
+    from django.core.management import call_command
+
+    out = tmp_path / "pairs.csv"
+    call_command("export_pairs", str(evidence_run.pk), "--out", str(out))
+    rows = {(r["left_id"], r["right_id"]): r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    rev = rows[("orig", "rev")]
+    assert rev["suggested_verdict"] == "valid-revision" and float(rev["suggestion_confidence"]) == 0.97
+    assert json.loads(rev["evidence"])["signals"][0][0] == "unit"
+
+
+@pytest.mark.django_db
+def test_the_evaluation_page_tables_suggestions_against_labels(evidence_run, admin_client):
+    from django.urls import reverse
+
+    from screening import evaluation
+
+    labels = b"left_id,right_id,label\norig,mirror,1\norig,rev,0\norig,twin,1\n"
+    label_set = evaluation.labelset_import(corpus=evidence_run.corpus, data=labels, original_name="l.csv")
+    report = evaluation.run_evaluate(run=evidence_run, label_set=label_set)
+    rows, agreement = report.suggestions["all"]
+    assert {(r.suggestion, r.copies, r.others) for r in rows} == {("merge-entry", 2, 0), ("valid-revision", 0, 1)}
+    assert agreement == 1.0
+    page = admin_client.get(reverse("screening:evaluation", args=[evidence_run.pk]), {"labels": label_set.pk})
+    assert "Suggested verdict against the labels" in page.content.decode()

@@ -26,6 +26,7 @@ class LabelledPair:
     split: str = ""
     left_source: str = ""
     right_source: str = ""
+    suggestion: str = ""  # the run's suggested verdict for the pair, "" when it has none
 
     def predicted(self, threshold: float) -> bool:
         return self.candidate and self.jaccard is not None and self.jaccard >= threshold
@@ -86,6 +87,41 @@ def metrics(pairs: Iterable[LabelledPair], thresholds: Iterable[float]) -> list[
                 m.tn += int(not predicted)
         out.append(m)
     return out
+
+
+@dataclass
+class SuggestionRow:
+    """How often a suggested verdict met each label: copies (1) and the rest (0)."""
+
+    suggestion: str
+    copies: int = 0
+    others: int = 0
+
+
+def suggestion_table(pairs: Iterable[LabelledPair]) -> tuple[list[SuggestionRow], float | None]:
+    """Suggested verdict against labels, and the share of agreement (merge-entry for a copy, anything else
+    for the rest) among pairs with a suggestion."""
+    rows: dict[str, SuggestionRow] = {}
+    agree = total = 0
+    for p in pairs:
+        name = p.suggestion or "no suggestion"
+        row = rows.setdefault(name, SuggestionRow(name))
+        if p.label == 1:
+            row.copies += 1
+        else:
+            row.others += 1
+        if p.suggestion:
+            total += 1
+            agree += (p.suggestion == "merge-entry") == (p.label == 1)
+    return sorted(rows.values(), key=lambda r: r.suggestion), (agree / total if total else None)
+
+
+def suggestion_breakdown(pairs: Iterable[LabelledPair], key: str) -> dict[str, tuple[list[SuggestionRow],
+                                                                                        float | None]]:
+    groups: dict[str, list[LabelledPair]] = defaultdict(list)
+    for p in pairs:
+        groups[getattr(p, key) or "—"].append(p)
+    return {name: suggestion_table(group) for name, group in sorted(groups.items())}
 
 
 def breakdown(pairs: Iterable[LabelledPair], thresholds: list[float], key: str) -> dict[str, list[Metrics]]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from screening.engine import fast, metrics, minhash
 from screening.evaluation.labelsets import EvaluationRefused
-from screening.models import Corpus, DocumentSignature, ExactGroupMember, LabelSet, ScreeningRun
+from screening.models import CandidatePair, Corpus, DocumentSignature, ExactGroupMember, LabelSet, ScreeningRun
 from screening.runs import near
 from screening.runs.lifecycle import near_config_of
 
@@ -61,9 +61,15 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.Label
     reps = _representatives(run, docs)
     sigs = _signatures(config, set(reps.values()))
     hashes = {pk: near.verification_hashes(d.body, config) for pk, d in docs.items()}
+    stored = dict(
+        ((min(a, b), max(a, b)), verdict) for a, b, verdict in CandidatePair.objects.filter(
+            run=run, left_id__in=set(reps.values()) | set(docs), right_id__in=set(reps.values()) | set(docs))
+        .values_list("left_id", "right_id", "suggested_verdict"))
     out = []
     for r in rows:
         ra, rb = reps[r.left_id], reps[r.right_id]
+        suggestion = stored.get((min(r.left_id, r.right_id), max(r.left_id, r.right_id))) or stored.get(
+            (min(ra, rb), max(ra, rb)), "")
         candidate = ra == rb or _share_band(sigs[ra], sigs[rb], config.bands, config.rows)
         sa, sb = sigs[ra], sigs[rb]
         out.append(metrics.LabelledPair(
@@ -73,7 +79,7 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.Label
             estimate=minhash.estimate(sa, sb) if sa is not None and sb is not None else None,
             candidate=candidate, language=r.left.language if r.left.language == r.right.language else
             f"{r.left.language}/{r.right.language}", split=r.split, left_source=r.left.source_id,
-            right_source=r.right.source_id,
+            right_source=r.right.source_id, suggestion=suggestion,
         ))
     return out
 
@@ -90,6 +96,7 @@ class Report:
     by_split: dict[str, list[metrics.Metrics]]
     family: dict[str, list[metrics.Metrics]] = field(default_factory=dict)  # when labels carry no split
     curve: list[metrics.Metrics] = field(default_factory=list)
+    suggestions: dict = field(default_factory=dict)  # "all", "by_language", "by_split": suggestion tables
 
     def as_dict(self) -> dict:
         def table(ms):
@@ -121,9 +128,12 @@ def run_evaluate(*, run: ScreeningRun, label_set: LabelSet, thresholds: Iterable
         every = [metrics.LabelledPair(**{**p.__dict__, "split": fs.side(p)}) for p in every]
         family = metrics.breakdown(every, thresholds, "split")
     chosen = [p for p in every if not split or p.split == split]
+    suggestions = {"all": metrics.suggestion_table(chosen),
+                   "by_language": list(metrics.suggestion_breakdown(chosen, "language").items()),
+                   "by_split": list(metrics.suggestion_breakdown(every, "split").items())}
     return Report(run, label_set, thresholds, split, chosen, metrics.metrics(chosen, thresholds),
                   metrics.breakdown(chosen, thresholds, "language"), metrics.breakdown(every, thresholds, "split"),
-                  family, metrics.metrics(chosen, CHART_THRESHOLDS))
+                  family, metrics.metrics(chosen, CHART_THRESHOLDS), suggestions)
 
 
 def compare_runs(*, corpus: Corpus, label_set: LabelSet, thresholds=DEFAULT_THRESHOLDS) -> list[dict]:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
-from screening.engine import explain, panes
+from screening.engine import evidence, explain, panes
 from screening.models import CandidatePair, Document, ScreeningRun
 from screening.runs.lifecycle import near_config_of
 
 PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id",
-                "revision_signals", "template_share", "jaccard_without_template", "cluster"]
+                "revision_signals", "template_share", "jaccard_without_template", "cluster", "suggested_verdict",
+                "suggestion_confidence", "evidence"]
 
 
 def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
@@ -19,17 +21,18 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
         .order_by("pass_name", "-jaccard", "left__doc_id", "right__doc_id")
         .values_list("left__doc_id", "right__doc_id", "pass_name", "jaccard", "minhash_estimate",
                      "left__source_id", "right__source_id", "revision_signals", "template_share",
-                     "jaccard_without_template", "cluster")
+                     "jaccard_without_template", "cluster", "suggested_verdict", "suggestion_confidence", "evidence")
     )
 
     def number(value) -> str:
         return "" if value is None else repr(float(value))
 
     for (left, right, pass_name, jaccard, estimate, left_source, right_source, signals, share, without,
-         cluster_number) in pairs.iterator(chunk_size=5000):
+         cluster_number, suggested, confidence, found) in pairs.iterator(chunk_size=5000):
         yield [left, right, pass_name, number(jaccard), number(estimate), left_source, right_source,
                "; ".join(f"{a} → {b}" for _, a, b in signals), number(share), number(without),
-               "" if cluster_number is None else str(cluster_number)]
+               "" if cluster_number is None else str(cluster_number), suggested, number(confidence),
+               json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else ""]
 
 
 def run_summary(run: ScreeningRun) -> str:
@@ -92,4 +95,31 @@ def pair_context(pair: CandidatePair) -> dict:
     return {
         "pair": pair, "left_segments": left, "right_segments": right, "run_count": run_count,
         "diff": diff, "diff_cut": diff_cut, "diff_total": diff_total, "explanation": pair_explanation(pair),
+        "evidence": evidence_rows(pair.evidence),
     }
+
+
+def _share(value) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def evidence_rows(data: dict) -> list[tuple[str, str, bool]]:
+    """The pair's evidence as (what, value, worth a look) rows for the pair page; [] for pairs of runs made
+    before evidence was kept."""
+    if not data:
+        return []
+    e = evidence.Evidence.from_dict(data)
+    left_lang, right_lang = e.languages
+    orders = {"left-older": "left is older", "right-older": "right is older", "same": "the same", "": "unknown"}
+    return [
+        ("Left's shingles found in the right", _share(e.containment_left), False),
+        ("Right's shingles found in the left", _share(e.containment_right), False),
+        ("The same once normalised", "yes" if e.same_normalised else "no", False),
+        ("Words changed · moved", f"{_share(e.changed_share)} · {_share(e.moved_share)}", False),
+        ("Length, shorter ÷ longer", _share(e.length_ratio), False),
+        ("Language tags", f"{left_lang} · {right_lang}" + (" — they differ" if e.languages_differ else ""),
+         e.languages_differ),
+        ("Source", "the same" if e.same_source else "different", False),
+        ("Version", orders[e.version_order], False),
+        ("Collected", orders[e.collected_order], False),
+    ]
