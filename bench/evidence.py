@@ -1,6 +1,6 @@
 """Benchmark: the evidence and suggestions on the labelled development corpus (bench/devcorpus.py).
 
-    .venv/bin/python bench/evidence.py [--pairs 150] [--seed 7] [--policy persian-arabic-fold-v1]
+    .venv/bin/python bench/evidence.py [--pairs 150] [--seed 7] [--policy persian-arabic-fold-v1] [--learn]
 
 Builds the corpus from the machine's translation catalogs (English, Persian, Chinese), imports it, runs the
 exact and near passes in this process (SQLite in a throwaway folder), and prints per kind of pair: how many
@@ -31,6 +31,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=150, help="pairs of every kind")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--policy", default="persian-arabic-fold-v1")
+    parser.add_argument("--learn", action="store_true", help="also learn a model from the labels")
     args = parser.parse_args()
 
     import django
@@ -61,6 +62,22 @@ def main() -> None:
           f"{run.stats['near']['lsh_candidates']:,} candidates, {len(found):,} pairs stored")
     report(labels, found, "kind")
     report(labels, found, "language")
+    if args.learn:
+        learn(run, folder / "labels.csv")
+
+
+def learn(run, label_path: Path) -> None:
+    """Learn the corpus's model from the labels and print how it scored in folds held out by source family."""
+    from screening import evaluation
+
+    label_set = evaluation.labelset_import(corpus=run.corpus, data=label_path.read_bytes(),
+                                           original_name=label_path.name)
+    row = evaluation.model_train(run=run, label_set=label_set)
+    s = row.scores
+    print(f"\nlearned model: {s['pairs']} labelled pairs with evidence, {s['folds']} family folds; copy or not "
+          f"right {s['model_accuracy']:.3f} (rules {s['rules_accuracy']:.3f}), Brier {s['brier']:.3f}, "
+          f"{s['confident_share']:.2f} at ≥0.95 of which {s['confident_accuracy'] or 0:.3f} right; "
+          f"{'in use' if row.in_use else 'not in use'}")
 
 
 def report(labels: list[dict], found: dict, by: str) -> None:

@@ -351,6 +351,24 @@ class LabelSet(models.Model):
         return self.name
 
 
+class SuggestionModel(models.Model):
+    """A suggestion model learned from one of a corpus's label sets, over the evidence of one of its runs
+    (screening.engine.learned): its parameters as plain numbers, and how it scored against the rules in
+    family-held-out folds. The newest model that scored at least as well as the rules is in use."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="suggestion_models")
+    label_set = models.ForeignKey("LabelSet", on_delete=models.PROTECT, related_name="+")
+    run = models.ForeignKey(ScreeningRun, on_delete=models.PROTECT, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    params = models.JSONField()
+    scores = models.JSONField()
+    in_use = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
 class Label(models.Model):
     label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="labels")
     left = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")

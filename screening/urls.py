@@ -20,5 +20,6 @@ urlpatterns = [
     path("corpora/<str:name>/compare/", views.compare, name="compare"),
     path("runs/<int:pk>/evaluation/", views.evaluation_page, name="evaluation"),
     path("runs/<int:pk>/audit/", views.audit_start, name="audit_start"),
+    path("runs/<int:pk>/suggestion-model/", views.model_train, name="model_train"),
     path("audits/<int:pk>/status/", views.audit_status, name="audit_status"),
 ]

@@ -16,7 +16,7 @@ from dedup_site.http import id_param, safe_next
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import START_RUN, UPLOAD, permission_required, sees_all_verdicts
-from screening import charts, evaluation, runs
+from screening import charts, evaluation, runs, suggestions
 from screening.engine import shingle
 from screening.engine.normalize import get_policy
 from screening.forms import LabelsForm, PolicyPreviewForm, RunForm, UploadForm
@@ -256,9 +256,32 @@ def evaluation_page(request, pk):
         bins = charts_bins(report.pairs)
         context["score_chart"] = charts.paired_histogram(*bins)
     context["audit_job"], context["audit"] = evaluation.audit_latest(run)
+    context["model_in_use"] = suggestions.model_in_use(run.corpus)
     if context["audit_job"] is not None and context["audit_job"].is_active:
         context["audit_state"] = progress.read("audit", context["audit_job"].pk) or {}
     return render(request, "screening/evaluation.html", context)
+
+
+@require_POST
+@permission_required(START_RUN)
+def model_train(request, pk):
+    run = get_object_or_404(ScreeningRun, pk=pk, status=ScreeningRun.Status.COMPLETE)
+    label_set = get_object_or_404(run.corpus.label_sets, pk=id_param(request, "labels") or 0)
+    back = f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}#suggestions"
+    try:
+        row = evaluation.model_train(run=run, label_set=label_set, user=request.user)
+    except evaluation.EvaluationRefused as error:
+        messages.error(request, str(error))
+        return redirect(back)
+    s = row.scores
+    if row.in_use:
+        messages.success(request, f"Learned from {s['pairs']} labelled pairs: {s['model_accuracy']:.3f} right in "
+                                  f"folds held out by source family (the rules: {s['rules_accuracy']:.3f}). "
+                                  f"It now suggests this corpus's verdicts.")
+    else:
+        messages.warning(request, f"Learned, but not put in use: {s['model_accuracy']:.3f} right in held-out "
+                                  f"folds, below the rules' {s['rules_accuracy']:.3f}.")
+    return redirect(back)
 
 
 @require_POST

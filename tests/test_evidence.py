@@ -61,6 +61,16 @@ def test_a_quotation_has_high_containment_and_low_jaccard():
     assert suggest.suggest(e).verdict == "public-quote"
 
 
+def test_a_quotation_in_a_text_of_similar_length_is_still_a_quotation():
+    # Half of each text is the quoted paragraph; the other halves were written apart, not revised.
+    quoted = "The archive keeps every source file byte for byte and records who reviewed each pair and when."
+    left = "Our guide to the storage room, its shelves, labels and the keys kept at the front desk.\n\n" + quoted
+    right = quoted + "\n\nWe quote it in a newsletter for volunteers who sort donated books on Saturdays."
+    e = evidence_of(left, right)
+    assert e.length_ratio > 0.7 and e.changed_share > suggest.SMALL_CHANGE and e.containment >= 0.5
+    assert suggest.suggest(e).verdict == "public-quote"
+
+
 def test_language_twins_are_flagged_and_never_confidently_merged():
     e = evidence_of(BASE, BASE, facts("en"), facts("en-us"))
     assert e.languages_differ

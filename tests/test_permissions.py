@@ -35,6 +35,7 @@ TABLE = {
     "screening:evaluation": ("GET", ANYONE_LOGGED_IN),
     "review:labels_from_verdicts": ("POST", {"admin"}),
     "screening:audit_start": ("POST", {"admin"}),
+    "screening:model_train": ("POST", {"admin"}),
     "screening:audit_status": ("GET", {"admin"}),
     "review:queue": ("GET", REVIEWERS),
     "review:next": ("GET", REVIEWERS),
@@ -92,7 +93,8 @@ def world(import_records, admin_user, editor, arbiter):
         "exact_groups": [run.pk], "pair_detail": [pair.pk], "labels": ["zh"], "compare": ["zh"],
         "evaluation": [run.pk], "labels_from_verdicts": [run.pk], "pair": [pair.pk], "judge": [pair.pk],
         "arbitrate": [pair.pk], "skip": [pair.pk], "lease": [pair.pk], "policy": ["zh"], "dashboard": [run.pk],
-        "sheet_start": [run.pk], "sheet_status": [1], "audit_start": [run.pk], "audit_status": [1],
+        "sheet_start": [run.pk], "sheet_status": [1], "audit_start": [run.pk], "model_train": [run.pk],
+        "audit_status": [1],
         "sheet_download": [1, "csv"], "role": [editor.pk], "active": [editor.pk], "password": [editor.pk],
     }
     return clients, args

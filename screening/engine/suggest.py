@@ -62,7 +62,8 @@ def suggest(e: Evidence) -> Suggestion:
     if e.template_share is not None and e.template_share >= 0.5 and (without or 0) < 0.3:
         return Suggestion(KEEP, 0.9, (f"{e.template_share:.0%} of what they share is template text",
                                       "different texts under a shared template"))
-    if e.containment >= 0.6 and e.length_ratio < 0.7:
+    # A quotation: much of one text is found in the other, while the rest was not revised but written anew.
+    if e.containment >= 0.5 and (e.length_ratio < 0.7 or e.changed_share > SMALL_CHANGE):
         return Suggestion(QUOTE, 0.85, (f"{e.containment:.0%} of the shorter text is found in the longer one",
                                         f"Jaccard only {e.jaccard:.2f}"))
     if e.changed_share <= SMALL_CHANGE:

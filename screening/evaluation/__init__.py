@@ -18,4 +18,5 @@ from screening.evaluation.labelsets import (  # noqa: F401
     labelset_from_run,
     labelset_import,
 )
+from screening.evaluation.model import model_train, suggestions_refresh  # noqa: F401
 from screening.evaluation.report import DEFAULT_THRESHOLDS, compare_runs, run_evaluate  # noqa: F401

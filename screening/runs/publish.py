@@ -14,6 +14,7 @@ from screening.models import CandidatePair, Cluster, Document, ExactGroup, Exact
 from screening.runs import near
 from screening.runs.exact import ExactResult
 from screening.runs.lifecycle import near_config_of
+from screening.suggestions import suggester_for
 
 WRITE_BATCH = 5000
 Suggester = Callable[[evidence.Evidence], suggest.Suggestion]
@@ -33,12 +34,13 @@ class Outcome:
 
 def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], list[str]] | None = None,
                 report: Callable[[float, str], None] = lambda fraction, stage: None,
-                suggester: Suggester = suggest.suggest) -> ScreeningRun:
+                suggester: Suggester | None = None) -> ScreeningRun:
     """Write the clusters, exact groups and pairs (each with its evidence and suggested verdict), the index
     record and the run's status in one transaction: a run that fails on the way shows nothing. `workers`
     names the workers whose chunk jobs took part."""
     report(0.0, "publish")
     started = time.perf_counter()
+    suggester = suggester or suggester_for(run.corpus_id)  # the rules, or the corpus's learned model
     exact, stats = outcome.exact, dict(outcome.stats)
     near_pairs = outcome.near_result.pairs if outcome.near_result is not None else []
     names = outcome.doc_ids if run.near else {pk: doc_id for doc_id, pk in exact.doc_pks.items()}
