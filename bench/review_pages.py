@@ -119,7 +119,7 @@ def main() -> None:
     client.force_login(editor)
     from review import selectors
 
-    _, cursor = selectors.queue_page(selectors.QueueFilter(run=run_id))
+    cursor = selectors.queue_page(selectors.QueueFilter(run=run_id)).next
     deep = CandidatePair.objects.filter(run_id=run_id).order_by("-jaccard", "id")[500_000 if args.pairs > 500_000
                                                                                     else args.pairs // 2]
     pair = CandidatePair.objects.filter(run_id=run_id).order_by("?").first()

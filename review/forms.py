@@ -9,20 +9,21 @@ KEYS = {"keep-both": "k", "merge-entry": "m", "public-quote": "q", "valid-revisi
 
 class QueueFilterForm(forms.Form):
     corpus = forms.CharField(required=False)
-    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Run")
     pass_name = forms.ChoiceField(required=False, choices=[("", "any pass"), ("exact", "exact"), ("near", "near")],
                                   label="Pass")
-    min_score = forms.FloatField(required=False, min_value=0, max_value=1)
-    max_score = forms.FloatField(required=False, min_value=0, max_value=1)
-    cluster = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
-    status = forms.ChoiceField(required=False)
-    signals = forms.ChoiceField(required=False, choices=[("", "with or without revision signals"),
-                                                         ("yes", "with revision signals"), ("no", "without")])
+    min_score = forms.FloatField(required=False, min_value=0, max_value=1, label="Score from")
+    max_score = forms.FloatField(required=False, min_value=0, max_value=1, label="to")
+    cluster = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Cluster")
+    status = forms.ChoiceField(required=False, label="Status")
+    signals = forms.ChoiceField(required=False, label="Revision signals", choices=[
+        ("", "with or without"), ("yes", "with revision signals"), ("no", "without")])
     suggestion = forms.ChoiceField(required=False, label="Suggestion", choices=[("", "any suggestion")] + [
         (v.value, f"suggested {v.label}") for v in FINAL_VERDICTS])
     min_confidence = forms.FloatField(required=False, min_value=0, max_value=1, label="Confidence at least")
-    sort = forms.ChoiceField(required=False, choices=[("score", "by score"), ("cluster", "by cluster"),
-                                                     ("confidence", "by confidence")])
+    sort = forms.ChoiceField(required=False, label="Order", choices=[
+        ("score", "by score"), ("cluster", "by cluster"), ("confidence", "by confidence")])
+    below = forms.BooleanField(required=False, label="also pairs below the review threshold")
 
     def __init__(self, *args, blind: bool = False, **kwargs):
         super().__init__(*args, **kwargs)

@@ -8,13 +8,14 @@ arbitration") shows as "reviewed", and counts and agreement figures cover their 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Value
 
 from dedup_site.http import MAX_ID
 from dedup_site.roles import sees_all_verdicts
@@ -27,7 +28,7 @@ STATUSES = [PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED]
 CLUSTER_FLAG = "contradicts cluster"  # how a pair flagged by its cluster's other pairs is marked
 REVIEWED = "reviewed"  # has all its reviews (settled or waiting for an arbiter), shown to a blind reviewer
 BLIND_STATUSES = [PENDING, JUDGED, REVIEWED]
-PROGRESS_CACHE_SECONDS = 5
+PROGRESS_CACHE_SECONDS = 60  # a decision changes the key (review_stamp), so this only bounds memory
 
 sees_all = sees_all_verdicts  # the review app's name for the rule, which dedup_site.roles holds
 
@@ -67,6 +68,7 @@ class QueueFilter:
     suggestion: str = ""  # a suggested verdict
     min_confidence: float | None = None
     sort: str = "score"  # "score" | "cluster" | "confidence"
+    below: bool = False  # also the pairs below the run's review threshold (stored down to its storage floor)
     unjudged_by: object = None  # a user: only pairs without their current verdict
 
     def apply(self, pairs: QuerySet) -> QuerySet:
@@ -76,8 +78,14 @@ class QueueFilter:
             runs = runs.filter(corpus__name=self.corpus)
         if self.run is not None:
             runs = runs.filter(pk=self.run)
-        run_ids = list(runs.values_list("pk", flat=True))
-        pairs = pairs.filter(run_id=run_ids[0]) if len(run_ids) == 1 else pairs.filter(run_id__in=run_ids)
+        found = list(runs.values_list("pk", "near", "config"))
+        if len(found) == 1:
+            pk, near, config = found[0]
+            pairs = pairs.filter(run_id=pk)
+            if not self.below:  # a run's queue is what its review threshold sends to review
+                pairs = pairs.filter(jaccard__gte=review_threshold(near, config))
+        else:
+            pairs = pairs.filter(run_id__in=[pk for pk, _, _ in found])
         if self.pass_name:
             pairs = pairs.filter(pass_name=self.pass_name)
         if self.min_score is not None:
@@ -102,12 +110,39 @@ class QueueFilter:
             pairs = pairs.filter(~Exists(mine))
         return pairs
 
-    def ordering(self) -> list:
+    def ordering(self, reverse: bool = False) -> list:
+        """Queue order; `reverse` walks it backwards (for the page before a cursor)."""
         if self.sort == "cluster":
+            if reverse:
+                return [F("cluster").desc(nulls_first=True), "-id"]
             return [F("cluster").asc(nulls_last=True), "id"]
         if self.sort == "confidence":
+            if reverse:
+                return [F("suggestion_confidence").asc(nulls_first=True), "-id"]
             return [F("suggestion_confidence").desc(nulls_last=True), "id"]
-        return ["-jaccard", "id"]
+        return ["jaccard", "-id"] if reverse else ["-jaccard", "id"]
+
+
+def latest_run(corpus: str = "") -> int | None:
+    """The newest complete run (of the corpus, when one is named): the queue a reviewer starts on."""
+    runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
+    if corpus:
+        runs = runs.filter(corpus__name=corpus)
+    return runs.order_by("-pk").values_list("pk", flat=True).first()
+
+
+def reviewable_runs(limit: int = 100) -> list[tuple[int, str]]:
+    """The complete runs a reviewer can pick, newest first: (pk, what the picker shows)."""
+    runs = (ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).order_by("-pk")
+            .values_list("pk", "corpus__name", "exact", "near", "finished_at")[:limit])
+    return [(pk, f"run {pk} · {corpus} · {'+'.join(n for n, on in (('exact', exact), ('near', near)) if on)}"
+                 f"{f' · {done:%Y-%m-%d %H:%M}' if done else ''}") for pk, corpus, exact, near, done in runs]
+
+
+def review_threshold(near: bool, config: dict) -> float:
+    """The score at or above which a run sends a pair to review: the near pass's threshold (exact pairs
+    score 1.0)."""
+    return float(config.get("near", {}).get("threshold", 1.0)) if near else 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +163,9 @@ class QueueRow:
     mine: str  # the current verdict of the reviewer asked about, "" when they have none
     suggestion: str = ""  # the suggested verdict
     confidence: float | None = None
+    left_title: str = ""
+    right_title: str = ""
+    below: bool = False  # below the run's review threshold (shown only on request)
 
     # Formatted here rather than by template filters: 50 rows of filters were a fifth of the page's CPU.
     @property
@@ -143,23 +181,55 @@ class QueueRow:
         return "" if self.confidence is None else f"{self.confidence:.2f}"
 
 
-def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None, all_visible: bool = True
-               ) -> tuple[list[QueueRow], str]:
-    """One page of the queue after the keyset cursor `after`; returns the rows and the next cursor. With a
-    reviewer, each row says whether they have a current verdict on it; unless `all_visible`, rows they have
-    not judged show no status or verdict that others' verdicts decided (blind review)."""
+@dataclass
+class QueuePage:
+    rows: list[QueueRow]
+    next: str = ""  # cursor of the page after this one, "" on the last page
+    prev: str = ""  # cursor of the page before this one, "" on the first page
+
+
+def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None, all_visible: bool = True,
+               before: str = "") -> QueuePage:
+    """One page of the queue after the keyset cursor `after` (or the page before `before`), with the
+    cursors of the pages on either side. With a reviewer, each row says whether they have a current verdict
+    on it; unless `all_visible`, rows they have not judged show no status or verdict that others' verdicts
+    decided (blind review)."""
     pairs = flt.apply(CandidatePair.objects.all())
-    if after:
-        pairs = pairs.filter(after_cursor(flt.sort, after))
+    if before:
+        # Walk backwards from the cursor, then put the page back in queue order.
+        ids = list(pairs.filter(before_cursor(flt.sort, before)).order_by(*flt.ordering(reverse=True))
+                   .values_list("pk", flat=True)[: limit + 1])
+        earlier = len(ids) > limit
+        ids = ids[:limit][::-1]
+        rows = _rows_for_listing(ids, reviewer, all_visible, flt)
+        return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if rows else "",
+                         cursor_of(flt.sort, rows[0]) if earlier and rows else "")
     # First the page's ids alone, a walk of the (run, sort key) index that no join or stale planner
     # statistics can turn into a sort of the whole run; then those rows, without the document bodies.
-    ids = list(pairs.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
+    page = pairs.filter(after_cursor(flt.sort, after)) if after else pairs
+    ids = list(page.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
     more = len(ids) > limit
-    rows = _rows_for_listing(ids[:limit], reviewer, all_visible)
-    return rows, cursor_of(flt.sort, rows[-1]) if more and rows else ""
+    rows = _rows_for_listing(ids[:limit], reviewer, all_visible, flt)
+    earlier = bool(after) and bool(rows) and pairs.filter(before_cursor(flt.sort, cursor_of(flt.sort, rows[0]))
+                                                          ).exists()
+    return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if more and rows else "",
+                     cursor_of(flt.sort, rows[0]) if earlier else "")
 
 
-def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -> list[QueueRow]:
+def queue_count(flt: QueueFilter) -> int:
+    """How many pairs the queue holds with these filters (cached briefly, like the progress counts)."""
+    shape = repr((flt.corpus, flt.run, flt.pass_name, flt.min_score, flt.max_score, flt.cluster, flt.status,
+                  flt.signals, flt.suggestion, flt.min_confidence, flt.below, review_stamp()))
+    key = f"review:queue-count:{hashlib.sha256(shape.encode()).hexdigest()[:32]}"
+    count = cache.get(key)
+    if count is None:
+        count = flt.apply(CandidatePair.objects.all()).count()
+        cache.set(key, count, PROGRESS_CACHE_SECONDS)
+    return count
+
+
+def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True,
+                      flt: QueueFilter | None = None) -> list[QueueRow]:
     """These pairs, in this order: one query by primary key, joined only for the two doc_ids and the
     corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
     pairs = CandidatePair.objects.filter(pk__in=ids)
@@ -168,21 +238,26 @@ def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True) -
             pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN).values("verdict")[:1]))
     else:
         pairs = pairs.annotate(mine=Value(""))
-    found = {}
+    found, thresholds = {}, {}
     for values in pairs.values_list("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster",
                                     "revision_signals", "status", "final_verdict", "left__doc_id", "right__doc_id",
-                                    "mine", "flag", "suggested_verdict", "suggestion_confidence"):
+                                    "mine", "flag", "suggested_verdict", "suggestion_confidence", "left__title",
+                                    "right__title", "run__near", "run__config"):
         mine = values[11] or ""
         status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
-        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine, values[13], values[14])
+        if values[1] not in thresholds:
+            thresholds[values[1]] = review_threshold(values[17], values[18])
+        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine, values[13], values[14],
+                                    values[15], values[16], values[4] < thresholds[values[1]])
     return [found[pk] for pk in ids]
 
 
-def cursor_of(sort: str, last: QueueRow) -> str:
+def cursor_of(sort: str, last) -> str:
     if sort == "cluster":
         return f"{last.cluster if last.cluster is not None else 'none'}:{last.pk}"
-    if sort == "confidence":
-        return f"{'none' if last.confidence is None else repr(last.confidence)}:{last.pk}"
+    if sort == "confidence":  # a QueueRow, or a pair read by next_pair
+        confidence = last.confidence if isinstance(last, QueueRow) else last.suggestion_confidence
+        return f"{'none' if confidence is None else repr(confidence)}:{last.pk}"
     return f"{last.jaccard!r}:{last.pk}"
 
 
@@ -220,6 +295,24 @@ def after_cursor(sort: str, cursor: str) -> Q:
     return Q(jaccard__lte=score) & ~Q(jaccard=score, id__lte=pk)
 
 
+def before_cursor(sort: str, cursor: str) -> Q:
+    """The pairs before a keyset cursor, in queue order (the mirror of after_cursor)."""
+    value, _, pk = cursor.partition(":")
+    pk = _number(pk, int)
+    if sort == "cluster":
+        if value == "none":
+            return Q(cluster__isnull=False) | Q(cluster__isnull=True, id__lt=pk)
+        c = _number(value, int)
+        return Q(cluster__lte=c) & ~Q(cluster=c, id__gte=pk)
+    if sort == "confidence":
+        if value == "none":
+            return Q(suggestion_confidence__isnull=False) | Q(suggestion_confidence__isnull=True, id__lt=pk)
+        c = _number(value, float)
+        return Q(suggestion_confidence__gte=c) & ~Q(suggestion_confidence=c, id__gte=pk)
+    score = _number(value, float)
+    return Q(jaccard__gte=score) & ~Q(jaccard=score, id__gte=pk)
+
+
 # --- progress and dashboard --------------------------------------------------------------------------
 
 
@@ -243,8 +336,15 @@ class RunProgress:
         return self.by_status.get(SETTLED, 0) + self.by_status.get(NEEDS_ARBITRATION, 0)
 
 
+def review_stamp() -> tuple[int, int]:
+    """The newest judgement and arbitration: a pair's status changes only with one of them. Counts are cached
+    under it, so every process (each gunicorn worker has its own cache) sees a decision on its next page."""
+    return (Judgement.objects.aggregate(m=Max("id"))["m"] or 0, Arbitration.objects.aggregate(m=Max("id"))["m"] or 0)
+
+
 def progress_key(run_id: int) -> str:
-    return f"review:run-progress:{run_id}"
+    stamp = review_stamp()
+    return f"review:run-progress:{run_id}:{stamp[0]}:{stamp[1]}"
 
 
 def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind: bool = False) -> RunProgress:

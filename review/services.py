@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -34,7 +33,6 @@ from review.selectors import (
     QueueFilter,
     after_cursor,
     cursor_of,
-    progress_key,
 )
 from review.sheets import signing
 from screening.engine.cluster import components
@@ -201,7 +199,6 @@ def pair_refresh(pair: CandidatePair) -> None:
         status, final = SETTLED, current[0]
     CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
     pair.status, pair.final_verdict, pair.flag = status, final, flag
-    cache.delete(progress_key(pair.run_id))  # the reviewer's next page counts this change
     if status == SETTLED and pair.cluster is not None:
         cluster_check(pair.run_id, pair.cluster)
 
@@ -271,7 +268,7 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
     cursor = ""
     while True:
         page = pairs.filter(after_cursor(flt.sort, cursor)) if cursor else pairs
-        rows = list(page.only("pk", "jaccard", "cluster", "status")[:chunk])
+        rows = list(page.only("pk", "jaccard", "cluster", "status", "suggestion_confidence")[:chunk])
         if not rows:
             break
         ids = [r.pk for r in rows]

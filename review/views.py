@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
+from dedup_site.http import id_param
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
@@ -31,7 +32,7 @@ from screening.evaluation.labelsets import EvaluationRefused
 from screening.models import CandidatePair, Corpus, ScreeningRun
 
 FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "suggestion",
-               "min_confidence", "sort"]
+               "min_confidence", "sort", "below"]
 
 
 def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.QueueFilter, str, QueueFilterForm]:
@@ -41,10 +42,15 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
     if not form.is_valid():
         for name, errors in form.errors.items():
             messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
-    data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+    data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "", False)}
     if pair is not None and data.get("run") != pair.run_id:
         data["run"] = pair.run_id
         data.pop("cluster", None)  # cluster numbers belong to a run
+    elif pair is None and "run" not in data:
+        # One run at a time: the newest complete run (of the corpus, when one is named).
+        latest = selectors.latest_run(data.get("corpus", ""))
+        if latest is not None:
+            data["run"] = latest
     flt = selectors.QueueFilter(**{k: v for k, v in data.items() if k in selectors.QueueFilter.__dataclass_fields__})
     carried = urlencode({k: data[k] for k in FILTER_KEYS if k in data})
     return flt, carried, form
@@ -55,23 +61,30 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
 def queue(request):
     flt, carried, form = _filters(request)
     all_visible = selectors.sees_all(request.user)
+    run = ScreeningRun.objects.filter(pk=flt.run, status=ScreeningRun.Status.COMPLETE).select_related(
+        "corpus").first() if flt.run else None
+    after, before = request.GET.get("after", ""), request.GET.get("before", "")
+    at = id_param(request, "at") or 0
     try:
-        rows, cursor = selectors.queue_page(flt, after=request.GET.get("after", ""), reviewer=request.user,
-                                           all_visible=all_visible)
+        for cursor in filter(None, (after, before)):
+            selectors.after_cursor(flt.sort, cursor)  # raises BadCursor for what this program did not write
     except selectors.BadCursor:
-        messages.warning(request, f"Ignored after={request.GET['after'][:40]!r}: not a position in this queue; "
-                                  f"showing the first page.")
-        rows, cursor = selectors.queue_page(flt, reviewer=request.user, all_visible=all_visible)
+        messages.warning(request, f"Ignored {'before' if before else 'after'}={(before or after)[:40]!r}: not a "
+                                  f"position in this queue; showing the first page.")
+        after = before = ""
+    if run is None:
+        return render(request, "review/queue.html", {"form": form, "runs": selectors.reviewable_runs()})
+    page = selectors.queue_page(flt, after=after, before=before, reviewer=request.user, all_visible=all_visible)
+    if not after and not before:
+        at = 0
     # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
     prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
-    listing = [(p, f"{prefix}{p.pk}/{suffix}") for p in rows]
-    complete = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).select_related("corpus")
-    if flt.run:
-        complete = complete.filter(pk=flt.run)
-    progress = [selectors.run_progress(run, request.user, blind=not all_visible)
-                for run in complete.order_by("-pk")[:10]]
     return render(request, "review/queue.html", {
-        "rows": listing, "cursor": cursor, "carried": carried, "form": form, "progress": progress,
+        "rows": [(p, f"{prefix}{p.pk}/{suffix}") for p in page.rows], "page": page, "carried": carried,
+        "form": form, "run": run, "runs": selectors.reviewable_runs(), "total": selectors.queue_count(flt),
+        "first_row": at + 1, "last_row": at + len(page.rows), "next_at": at + len(page.rows),
+        "prev_at": max(0, at - 50), "threshold": selectors.review_threshold(run.near, run.config),
+        "below": flt.below, "progress": selectors.run_progress(run, request.user, blind=not all_visible),
     })
 
 

@@ -175,7 +175,8 @@ def test_the_queue_filters_and_sorts_by_suggestion(evidence_run, editor_client):
     rows, cursor, seen = [], "", []
     flt = selectors.QueueFilter(run=evidence_run.pk, sort="confidence")
     while True:
-        rows, cursor = selectors.queue_page(flt, after=cursor, limit=2)
+        page = selectors.queue_page(flt, after=cursor, limit=2)
+        rows, cursor = page.rows, page.next
         seen += [r.confidence for r in rows]
         if not cursor:
             break

@@ -298,16 +298,19 @@ def test_queue_pages_with_a_keyset_cursor(import_records):
     flt = selectors.QueueFilter(run=run.pk)
     seen, cursor = [], ""
     while True:
-        rows, cursor = selectors.queue_page(flt, after=cursor, limit=7)
+        page = selectors.queue_page(flt, after=cursor, limit=7)
+        rows, cursor = page.rows, page.next
         seen.extend(p.pk for p in rows)
         if not cursor:
             break
-    ordered = list(CandidatePair.objects.filter(run=run).order_by("-jaccard", "id").values_list("pk", flat=True))
+    ordered = list(CandidatePair.objects.filter(run=run, jaccard__gte=0.7).order_by("-jaccard", "id")
+                   .values_list("pk", flat=True))
     assert seen == ordered and len(seen) > 14
     by_cluster = selectors.QueueFilter(run=run.pk, sort="cluster")
     seen, cursor = [], ""
     while True:
-        rows, cursor = selectors.queue_page(by_cluster, after=cursor, limit=5)
+        page = selectors.queue_page(by_cluster, after=cursor, limit=5)
+        rows, cursor = page.rows, page.next
         seen.extend(p.pk for p in rows)
         if not cursor:
             break
@@ -406,7 +409,8 @@ def test_queue_marks_the_pairs_i_have_judged_and_no_others(import_records, edito
 
     def marked(client) -> set[str]:
         page = client.get(reverse("review:queue"), {"run": run.pk}).content.decode()
-        rows = re.findall(r'<tr>\s*<td><a href="[^"]+">([^<]+)</a>.*?<td>(✓?)</td>\s*</tr>', page, re.S)
+        rows = re.findall(r'<tr>\s*<td class="cut"[^>]*><a href="[^"]+">([^<]+)</a>.*?<td>(✓?)</td>\s*</tr>', page,
+                          re.S)
         assert len(rows) == CandidatePair.objects.filter(run=run).count()
         return {name for name, mark in rows if mark}
 
