@@ -32,11 +32,34 @@ class QueueFilterForm(forms.Form):
         self.fields["status"].choices = [("", "any status")] + [(s, s.replace("_", " ")) for s in statuses]
 
 
+class ArbitrationFilterForm(forms.Form):
+    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Run")
+    why = forms.ChoiceField(required=False, label="Why", choices=[
+        ("", "any reason"), ("disagree", "the reviewers disagree"), ("asked", "a reviewer asked"),
+        ("cluster", "contradicts its cluster")])
+    mine = forms.BooleanField(required=False, label="only the cases I may settle")
+
+
 class JudgementForm(forms.Form):
     verdict = forms.ChoiceField(choices=[(v.value, v.label) for v in Verdict], widget=forms.RadioSelect)
-    reason = forms.CharField(max_length=5000, strip=True)
+    reason = forms.CharField(max_length=5000, strip=True, required=False)
     retained = forms.ChoiceField(choices=Retained.choices, initial=Retained.BOTH, widget=forms.RadioSelect)
     related_source = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args, presets: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.presets = presets or {}
+
+    def clean(self):
+        # No reason typed: the verdict's preset reason is recorded, when the corpus has one for it.
+        data = super().clean()
+        verdict = data.get("verdict")
+        if verdict and not data.get("reason"):
+            if not self.presets.get(verdict):
+                self.add_error("reason", f"a reason is required for {verdict} (it has no preset reason)")
+            else:
+                data["reason"] = self.presets[verdict]
+        return data
 
 
 class ArbitrationForm(JudgementForm):
@@ -59,3 +82,15 @@ class ReviewPolicyForm(forms.Form):
         required=False, label="Allow self-arbitration",
         help_text="an arbiter may settle a disagreement they took part in (for one-person teams); such decisions "
                   "are marked self-arbitrated on the pair page and in the review sheet")
+
+    def __init__(self, *args, presets: dict[str, str], **kwargs):
+        super().__init__(*args, **kwargs)
+        # One preset reason per verdict: what a judgement records when the reviewer types none.
+        for verdict, text in presets.items():
+            self.fields[f"preset_{verdict}"] = forms.CharField(
+                label=verdict, max_length=500, required=False, initial=text,
+                help_text="left empty, a reason must be typed for this verdict")
+
+    def presets(self) -> dict[str, str]:
+        return {name.removeprefix("preset_"): value for name, value in self.cleaned_data.items()
+                if name.startswith("preset_")}

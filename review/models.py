@@ -117,11 +117,25 @@ class ReviewPolicy(models.Model):
     allow_self_arbitration = models.BooleanField(
         default=False, help_text="an arbiter may settle a disagreement they took part in (for one-person teams); "
                                  "such an arbitration is marked self-arbitrated")
+    preset_reasons = models.JSONField(
+        default=dict, blank=True, help_text="{verdict: reason} recorded when a reviewer gives no reason of their own; "
+                                            "a verdict missing here takes PRESET_REASONS'")
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"review policy of {self.corpus}"
+
+
+# The reason a verdict records when the reviewer types none (a corpus's admins can change them): a decision
+# then takes two keys, the verdict and Enter. An empty preset makes a typed reason required for that verdict.
+PRESET_REASONS = {
+    "merge-entry": "the same document: a copy to merge",
+    "valid-revision": "a valid revision of the same document: a detail changed",
+    "public-quote": "one quotes the other: a public quotation, both kept",
+    "keep-both": "different documents: both kept",
+    "arbitration": "",
+}
 
 
 class Lease(models.Model):

@@ -20,7 +20,15 @@ from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subqu
 from dedup_site.http import MAX_ID
 from dedup_site.roles import sees_all_verdicts
 from review.kappa import cohen_kappa
-from review.models import WITHDRAWN, Arbitration, CurrentVerdict, Judgement, ReviewerSignature, ReviewPolicy
+from review.models import (
+    PRESET_REASONS,
+    WITHDRAWN,
+    Arbitration,
+    CurrentVerdict,
+    Judgement,
+    ReviewerSignature,
+    ReviewPolicy,
+)
 from screening.models import CandidatePair, ScreeningRun
 
 PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
@@ -348,13 +356,15 @@ def progress_key(run_id: int) -> str:
 
 
 def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind: bool = False) -> RunProgress:
-    """Pairs per status (cached for a few seconds: counting a million pairs on every click is slow) and
+    """Pairs to review per status (cached: counting a million pairs on every click is slow) and
     how many this reviewer has judged (always exact). A blind progress keeps only what verdicts do not
     decide: pending, judged, reviewed."""
     key = progress_key(run.pk)
     by_status = None if fresh else cache.get(key)
     if by_status is None:
-        by_status = dict(CandidatePair.objects.filter(run=run).values_list("status").annotate(n=Count("id")))
+        # The pairs the run sends to review: those at or above its threshold (the queue's own).
+        by_status = dict(CandidatePair.objects.filter(run=run, jaccard__gte=review_threshold(run.near, run.config))
+                         .values_list("status").annotate(n=Count("id")))
         cache.set(key, by_status, PROGRESS_CACHE_SECONDS)
     mine = 0
     if reviewer is not None:
@@ -461,11 +471,28 @@ def pair_view(pair: CandidatePair, user) -> dict:
     }
 
 
-def arbitration_cases(user, limit: int = 200) -> list[CandidatePair]:
+ARBITRATION_WHY = {"disagree": "the reviewers disagree", "asked": "a reviewer asked for arbitration",
+                   "cluster": CLUSTER_FLAG}
+
+
+@dataclass
+class ArbitrationFilter:
+    run: int | None = None
+    why: str = ""  # a key of ARBITRATION_WHY
+    mine: bool = False  # only the cases this arbiter may settle
+
+
+def arbitration_cases(user, limit: int = 200, flt: ArbitrationFilter | None = None) -> list[CandidatePair]:
     """The pairs waiting for an arbiter, best score first, each marked `took_part` (the user judged it, or,
-    for a cluster's contradiction, any pair of that cluster: see took_part) and `self_allowed`."""
-    pairs = list(CandidatePair.objects.filter(status=NEEDS_ARBITRATION, run__status="complete")
-                 .select_related("left", "right", "run__corpus")
+    for a cluster's contradiction, any pair of that cluster: see took_part), `self_allowed` and `settleable`
+    (by this arbiter)."""
+    flt = flt or ArbitrationFilter()
+    pairs = CandidatePair.objects.filter(status=NEEDS_ARBITRATION, run__status="complete")
+    if flt.run:
+        pairs = pairs.filter(run_id=flt.run)
+    if flt.why in ARBITRATION_WHY:
+        pairs = pairs.filter(flag__startswith=ARBITRATION_WHY[flt.why])
+    pairs = list(pairs.select_related("left", "right", "run__corpus")
                  .annotate(judged=Exists(Judgement.objects.filter(pair=OuterRef("pk"), reviewer=user)),
                            self_allowed=Exists(ReviewPolicy.objects.filter(corpus_id=OuterRef("run__corpus_id"),
                                                                            allow_self_arbitration=True)))
@@ -475,11 +502,39 @@ def arbitration_cases(user, limit: int = 200) -> list[CandidatePair]:
     for p in pairs:
         by_cluster = p.flag.startswith(CLUSTER_FLAG) and (p.run_id, p.cluster) in clusters
         p.took_part = by_cluster if p.flag.startswith(CLUSTER_FLAG) and p.cluster is not None else p.judged
-    return pairs
+        p.settleable = not p.took_part or p.self_allowed
+    return [p for p in pairs if p.settleable] if flt.mine else pairs
+
+
+def arbitration_count(flt: ArbitrationFilter | None = None) -> int:
+    flt = flt or ArbitrationFilter()
+    pairs = CandidatePair.objects.filter(status=NEEDS_ARBITRATION, run__status="complete")
+    if flt.run:
+        pairs = pairs.filter(run_id=flt.run)
+    if flt.why in ARBITRATION_WHY:
+        pairs = pairs.filter(flag__startswith=ARBITRATION_WHY[flt.why])
+    return pairs.count()
+
+
+def next_case(user, flt: ArbitrationFilter | None = None, after: int | None = None) -> CandidatePair | None:
+    """The next case this arbiter may settle, in queue order: the first one, or the first after pair `after`
+    (going round to the start), never `after` itself."""
+    cases = [p for p in arbitration_cases(user, flt=flt) if p.settleable]
+    if after is not None:
+        at = next((i for i, p in enumerate(cases) if p.pk == after), None)
+        if at is not None:
+            cases = cases[at + 1:] + cases[:at]
+    return cases[0] if cases else None
 
 
 def review_policy_of(corpus) -> ReviewPolicy | None:
     return ReviewPolicy.objects.filter(corpus=corpus).select_related("updated_by").first()
+
+
+def preset_reasons_of(corpus_id: int) -> dict[str, str]:
+    """The reason each verdict records when the reviewer types none: the corpus's own, else the defaults."""
+    own = ReviewPolicy.objects.filter(corpus_id=corpus_id).values_list("preset_reasons", flat=True).first() or {}
+    return {verdict: own.get(verdict, text) for verdict, text in PRESET_REASONS.items()}
 
 
 def signatures_of(user, limit: int = 20):

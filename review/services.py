@@ -13,6 +13,7 @@ from dedup_site import accounts
 from review import selectors
 from review.models import (
     FINAL_VERDICTS,
+    PRESET_REASONS,
     WITHDRAWN,
     Arbitration,
     CurrentVerdict,
@@ -166,9 +167,18 @@ def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: st
     return arbitration
 
 
-def review_policy_set(*, corpus, user, allow_self_arbitration: bool) -> ReviewPolicy:
-    policy, _ = ReviewPolicy.objects.update_or_create(
-        corpus=corpus, defaults={"allow_self_arbitration": allow_self_arbitration, "updated_by": user})
+def review_policy_set(*, corpus, user, allow_self_arbitration: bool,
+                      preset_reasons: dict[str, str] | None = None) -> ReviewPolicy:
+    """Save a corpus's review settings. Preset reasons are kept only where they differ from the defaults, so
+    a later change of a default reaches every corpus that never chose its own."""
+    defaults = {"allow_self_arbitration": allow_self_arbitration, "updated_by": user}
+    if preset_reasons is not None:
+        unknown = set(preset_reasons) - set(PRESET_REASONS)
+        if unknown:
+            raise ReviewRefused(f"no such verdict for a preset reason: {', '.join(sorted(unknown))}")
+        defaults["preset_reasons"] = {v: text.strip() for v, text in preset_reasons.items()
+                                      if text.strip() != PRESET_REASONS[v]}
+    policy, _ = ReviewPolicy.objects.update_or_create(corpus=corpus, defaults=defaults)
     return policy
 
 

@@ -13,6 +13,7 @@ urlpatterns = [
     path("pairs/<int:pk>/lease/", views.lease, name="lease"),
     path("undo/", views.undo, name="undo"),
     path("arbitration/", views.arbitration_queue, name="arbitration_queue"),
+    path("arbitration/next/", views.arbitration_next, name="arbitration_next"),
     path("arbitration/<int:pk>/", views.arbitrate, name="arbitrate"),
     path("runs/<int:run_id>/dashboard/", views.dashboard, name="dashboard"),
     path("corpora/<str:name>/settings/", views.policy, name="policy"),

@@ -18,6 +18,7 @@ from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permi
 from review import selectors, services
 from review.forms import (
     KEYS,
+    ArbitrationFilterForm,
     ArbitrationForm,
     JudgementForm,
     QueueFilterForm,
@@ -112,6 +113,7 @@ def pair_review(request, pk):
         "carried": carried, "keys": KEYS, "holding": holding,
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
         "form": JudgementForm(initial={"retained": "both", "related_source": ""}),
+        "presets": selectors.preset_reasons_of(pair.run.corpus_id),
     })
     return render(request, "review/pair.html", context)
 
@@ -121,7 +123,7 @@ def pair_review(request, pk):
 def judge(request, pk):
     pair = get_object_or_404(CandidatePair, pk=pk)
     _, carried, _ = _filters(request, pair)
-    form = JudgementForm(request.POST)
+    form = JudgementForm(request.POST, presets=selectors.preset_reasons_of(pair.run.corpus_id))
     if not form.is_valid():
         form_errors(request, form, "Not saved: ")
         return redirect(f"{reverse('review:pair', args=[pk])}?{carried}")
@@ -173,10 +175,34 @@ def lease(request, pk):
                          "seconds": settings.DEDUP_LEASE_SECONDS})
 
 
+def _arbitration_filters(request) -> tuple[selectors.ArbitrationFilter, str, ArbitrationFilterForm]:
+    form = ArbitrationFilterForm(request.GET)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
+    data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "", False)}
+    return selectors.ArbitrationFilter(**data), urlencode(data), form
+
+
 @require_GET
 @permission_required(ARBITRATE)
 def arbitration_queue(request):
-    return render(request, "review/arbitration_queue.html", {"pairs": selectors.arbitration_cases(request.user)})
+    flt, carried, form = _arbitration_filters(request)
+    return render(request, "review/arbitration_queue.html", {
+        "pairs": selectors.arbitration_cases(request.user, flt=flt), "form": form, "carried": carried,
+        "total": selectors.arbitration_count(flt), "runs": selectors.reviewable_runs()})
+
+
+@require_GET
+@permission_required(ARBITRATE)
+def arbitration_next(request):
+    """The next case this arbiter may settle (after `after`, when given), with the queue's filters."""
+    flt, carried, _ = _arbitration_filters(request)
+    pair = selectors.next_case(request.user, flt, after=id_param(request, "after"))
+    if pair is None:
+        messages.info(request, "No case left that you may settle with these filters.")
+        return redirect(f"{reverse('review:arbitration_queue')}?{carried}")
+    return redirect(f"{reverse('review:arbitrate', args=[pair.pk])}?{carried}")
 
 
 @require_http_methods(["GET", "POST"])
@@ -184,7 +210,9 @@ def arbitration_queue(request):
 def arbitrate(request, pk):
     pair = runs.with_documents(
         get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete"))
-    form = ArbitrationForm(request.POST or None, initial={"retained": "both"})
+    _, carried, _ = _arbitration_filters(request)
+    presets = selectors.preset_reasons_of(pair.run.corpus_id)
+    form = ArbitrationForm(request.POST or None, presets=presets, initial={"retained": "both"})
     if request.method == "POST" and form.is_valid():
         try:
             services.arbitration_record(pair=pair, arbiter=request.user, **form.cleaned_data)
@@ -193,10 +221,13 @@ def arbitrate(request, pk):
         else:
             verdict = form.cleaned_data["verdict"]
             messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
-            return redirect("review:arbitration_queue")
+            return redirect(f"{reverse('review:arbitration_next')}?{carried}")
+    elif request.method == "POST":
+        form_errors(request, form, "Not saved: ")
     context = runs.pair_context(pair)
     own = selectors.took_part(pair, request.user)
     context.update({
+        "carried": carried, "presets": presets, "cases_left": selectors.arbitration_count(),
         "form": form, "keys": KEYS, "own_case": own, "status_label": selectors.status_label(pair.status),
         "self_allowed": own and services.self_arbitration_allowed(pair.run.corpus_id),
         "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),
@@ -210,10 +241,11 @@ def arbitrate(request, pk):
 def policy(request, name):
     corpus = get_object_or_404(Corpus, name=name)
     current = selectors.review_policy_of(corpus)
-    form = ReviewPolicyForm(request.POST or None, initial={
+    form = ReviewPolicyForm(request.POST or None, presets=selectors.preset_reasons_of(corpus.pk), initial={
         "allow_self_arbitration": bool(current and current.allow_self_arbitration)})
     if request.method == "POST" and form.is_valid():
-        services.review_policy_set(corpus=corpus, user=request.user, **form.cleaned_data)
+        services.review_policy_set(corpus=corpus, user=request.user, preset_reasons=form.presets(),
+                                   allow_self_arbitration=form.cleaned_data["allow_self_arbitration"])
         messages.success(request, f"Review settings of {corpus.name} saved.")
         return redirect("review:policy", name=corpus.name)
     return render(request, "review/policy.html", {"corpus": corpus, "form": form, "policy": current})

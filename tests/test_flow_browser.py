@@ -61,9 +61,10 @@ def test_the_whole_flow(browser, live_server, worker_process, admin_user, editor
     for user, key, reason in ((editor, "m", "same guide, reformatted"), (editor2, "k", "two channels, keep both")):
         page, _ = login(browser, live_server, user.username)
         page.goto(f"{live_server.url}/review/next/?run={run.pk}")
-        assert "A · B" in page.locator("h1").inner_text()
+        assert "A · B" in page.locator(".pair-name").inner_text()
         shot(page, f"flow-05-review-{user.username}")
         page.keyboard.press(key)
+        page.keyboard.press("e")  # a reason of my own rather than the preset
         page.keyboard.type(reason)
         with page.expect_navigation():
             page.keyboard.press("Enter")
@@ -77,6 +78,7 @@ def test_the_whole_flow(browser, live_server, worker_process, admin_user, editor
     page.click("text=A · B")
     shot(page, "flow-07-arbitrate")
     page.keyboard.press("m")
+    page.keyboard.press("e")
     page.keyboard.type("formatting only")
     with page.expect_navigation():
         page.keyboard.press("Enter")

@@ -46,6 +46,7 @@ TABLE = {
     "review:lease": ("POST", REVIEWERS),
     "review:policy": ("GET", {"admin"}),
     "review:arbitration_queue": ("GET", {"arbiter"}),
+    "review:arbitration_next": ("GET", {"arbiter"}),
     "review:arbitrate": ("GET", {"arbiter"}),
     "review:dashboard": ("GET", ANYONE_LOGGED_IN),
     "review:sign": ("GET", REVIEWERS),

@@ -85,6 +85,9 @@ def test_a_reason_is_required(import_records, editor, editor_client):
     ab = pair(run, "A", "B")
     with pytest.raises(services.ReviewRefused, match="a reason is required"):
         services.judgement_record(pair=ab, reviewer=editor, verdict="merge-entry", reason="   ")
+    # The page records the verdict's preset reason when none is typed; a verdict without a preset needs one.
+    services.review_policy_set(corpus=run.corpus, user=None, allow_self_arbitration=False,
+                               preset_reasons={"merge-entry": ""})
     judge(editor_client, ab, "merge-entry", reason="")
     assert not Judgement.objects.exists()
 

@@ -24,7 +24,8 @@ def test_an_editor_reviews_a_pair_with_the_keyboard_alone(browser, live_server, 
     page.goto(f"{live_server.url}/review/next/?run={run.pk}")
     first = CandidatePair.objects.get(pk=int(page.url.split("/pairs/")[1].split("/")[0]))
     shot(page, "review-pair")
-    page.keyboard.press("m")  # merge-entry; focus moves to the reason
+    page.keyboard.press("m")  # merge-entry, its preset reason filled in
+    page.keyboard.press("e")  # a reason of my own instead
     page.keyboard.type("same guide, reformatted")
     page.keyboard.press("Enter")  # save and go to the next pair
     page.wait_for_url(lambda url: f"/pairs/{first.pk}/" not in url and "/pairs/" in url)

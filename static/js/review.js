@@ -1,12 +1,18 @@
-// Keyboard-first review: one key per verdict, l/r/b for the retained version, Enter saves (in the reason
-// field), n skips, u undoes. Clicking a highlighted run scrolls to its partner on the other side.
-// Document text is never written into the page from here: only classes, focus and scrolling change.
+// Keyboard-first review. A verdict key (k m q v a) picks the verdict and fills in its preset reason; Enter
+// saves it and opens the next pair, so a decision takes two keys. e types a reason of one's own (Escape
+// leaves the box); l r b pick the retained version wherever the focus is, except while typing; n skips;
+// u undoes. Clicking a highlighted run scrolls to its partner on the other side. Document text is never
+// written into the page from here: only classes, focus, form values and scrolling change.
 (function () {
   "use strict";
   const form = document.getElementById("judge-form");
+  const reason = document.getElementById("reason");
+  const presetsNode = document.getElementById("preset-reasons");
+  const presets = presetsNode ? JSON.parse(presetsNode.textContent) : {};
   const verdictKeys = {k: "keep-both", m: "merge-entry", q: "public-quote", v: "valid-revision", a: "arbitration"};
   const retainedKeys = {l: "left", r: "right", b: "both"};
   let leaving = false;  // a form is being submitted: the server releases the lease itself
+  let presetShown = "";  // the preset now in the reason box, replaced when another verdict is picked
 
   function typing(target) {
     return target && (target.tagName === "INPUT" && target.type === "text" || target.tagName === "TEXTAREA" ||
@@ -18,7 +24,21 @@
     const input = form.querySelector('input[name="' + name + '"][value="' + value + '"]');
     if (!input) return false;
     input.checked = true;
+    if (name === "verdict") fillPreset(value);
     return true;
+  }
+
+  function fillPreset(verdict) {
+    if (!reason || (reason.value && reason.value !== presetShown)) return;  // a typed reason stays
+    presetShown = presets[verdict] || "";
+    reason.value = presetShown;
+    reason.placeholder = presetShown ? "" : "no preset reason for " + verdict + ": press e and type one";
+  }
+
+  if (form) {
+    form.querySelectorAll('input[name="verdict"]').forEach(function (input) {
+      input.addEventListener("change", function () { fillPreset(input.value); });
+    });
   }
 
   document.addEventListener("keydown", function (event) {
@@ -27,16 +47,25 @@
       if (event.key === "Escape") event.target.blur();
       return;
     }
-    const key = event.key.toLowerCase();
+    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
     if (verdictKeys[key] && choose("verdict", verdictKeys[key])) {
       event.preventDefault();
-      const reason = document.getElementById("reason");
-      if (reason) reason.focus();
     } else if (retainedKeys[key] && choose("retained", retainedKeys[key])) {
       event.preventDefault();
+    } else if (key === "Enter" && form && !(event.target.closest && event.target.closest("a, button, summary"))) {
+      event.preventDefault();
+      if (!form.querySelector('input[name="verdict"]:checked')) return;
+      if (reason && !reason.value) { reason.focus(); return; }  // this verdict has no preset: type a reason
+      form.requestSubmit();
+    } else if (key === "e" && reason) {
+      event.preventDefault();
+      reason.focus();
+      reason.select();
     } else if (key === "n") {
       const skip = document.getElementById("skip-form");
+      const nextCase = document.getElementById("skip-link");  // the arbiter's page: the next case
       if (skip) { event.preventDefault(); leaving = true; skip.submit(); }
+      else if (nextCase) { event.preventDefault(); window.location.assign(nextCase.href); }
     } else if (key === "u") {
       const undo = document.getElementById("undo-form");
       if (undo) { event.preventDefault(); undo.submit(); }
@@ -84,6 +113,6 @@
       setTimeout(function () { target.classList.remove("flash"); }, 1200);
     }
     span.addEventListener("click", jump);
-    span.addEventListener("keydown", function (event) { if (event.key === "Enter") jump(); });
+    span.addEventListener("keydown", function (event) { if (event.key === "Enter") { event.stopPropagation(); jump(); } });
   });
 })();
