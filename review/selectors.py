@@ -431,14 +431,34 @@ def dashboard(run: ScreeningRun, viewer=None) -> Dashboard:
     return Dashboard(progress, finals, per_reviewer, agreement, backlog, blind)
 
 
-def unsigned_count(reviewer) -> int:
+@dataclass(frozen=True)
+class UnsignedRecord:
+    kind: str  # "judgement" | "arbitration"
+    created_at: object
+    run_id: int
+    corpus: str
+    pair_id: int
+    left: str
+    right: str
+    verdict: str
+    reason: str
+
+
+def unsigned_records(reviewer) -> list[UnsignedRecord]:
+    """What signing now would newly cover: the reviewer's judgements and arbitrations since their last
+    signature, oldest first (a signature covers everything recorded up to it)."""
     last = ReviewerSignature.objects.filter(reviewer=reviewer).order_by("-signed_at").first()
-    judgements = Judgement.objects.filter(reviewer=reviewer)
-    arbitrations = Arbitration.objects.filter(arbiter=reviewer)
-    if last:
-        judgements = judgements.filter(created_at__gt=last.signed_at)
-        arbitrations = arbitrations.filter(created_at__gt=last.signed_at)
-    return judgements.count() + arbitrations.count()
+    fields = ("created_at", "pair__run_id", "pair__run__corpus__name", "pair_id", "pair__left__doc_id",
+              "pair__right__doc_id", "verdict", "reason")
+    out = []
+    for kind, records in (("judgement", Judgement.objects.filter(reviewer=reviewer)),
+                          ("arbitration", Arbitration.objects.filter(arbiter=reviewer))):
+        if last:
+            records = records.filter(created_at__gt=last.signed_at)
+        out += [UnsignedRecord(kind, *row) for row in records.values_list(*fields)]
+    return sorted(out, key=lambda r: r.created_at)
+
+
 
 
 # --- the pair and arbitration pages -------------------------------------------------------------------

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections import Counter
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -286,8 +288,11 @@ def sign(request):
             messages.success(request, f"Signed {signature.records} judgements as {signature.full_name} at "
                                       f"{sheet_exports.iso(signature.signed_at)}.")
             return redirect("review:sign")
+    records = selectors.unsigned_records(request.user)
     return render(request, "review/sign.html", {
-        "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": selectors.unsigned_count(request.user),
+        "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": len(records),
+        "records": Paginator(records, 50).get_page(request.GET.get("page")),
+        "by_run": [(run, corpus, n) for (run, corpus), n in Counter((r.run_id, r.corpus) for r in records).items()],
         "chosen": accounts.chosen_by_other(request.user),
         "signatures": selectors.signatures_of(request.user),
     })

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 640, 220, 44, 28, 12
+PAD_RIGHT = 24  # room for the last x label ("1.00"), centred on the plot's right edge
 
 
 def histogram(counts: list[int], *, low: float, high: float, marker: float | None = None) -> dict:
     """Bars for `counts` over equal bins of [low, high], with y ticks and an optional vertical marker."""
-    plot_w, plot_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - PAD_TOP
+    plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_BOTTOM - PAD_TOP
     top = max(counts) if counts and max(counts) else 1
     step = plot_w / max(len(counts), 1)
     width = (high - low) / max(len(counts), 1)
     bars = []
     for i, count in enumerate(counts):
         h = plot_h * count / top
+        # numpy's bins are half-open but the last: [a, b) ... [y, z]; `below` is the largest score in [a, b).
+        last = i == len(counts) - 1
         bars.append({
             "x": round(PAD_LEFT + i * step + 1, 1), "y": round(PAD_TOP + plot_h - h, 1),
             "w": round(step - 2, 1), "h": round(h, 1), "count": count,
             "label": f"{low + i * width:.2f}–{low + (i + 1) * width:.2f}",
+            "low": round(low + i * width, 6),
+            "below": round(low + (i + 1) * width, 6) if last else round(low + (i + 1) * width - 1e-9, 10),
         })
     x_ticks = [{"x": round(PAD_LEFT + plot_w * t / 4, 1), "label": f"{low + (high - low) * t / 4:.2f}"}
                for t in range(5)]
@@ -25,13 +30,16 @@ def histogram(counts: list[int], *, low: float, high: float, marker: float | Non
     result = {"width": WIDTH, "height": HEIGHT, "bars": bars, "x_ticks": x_ticks, "y_ticks": y_ticks,
               "base": PAD_TOP + plot_h, "left": PAD_LEFT, "right": PAD_LEFT + plot_w, "total": sum(counts)}
     if marker is not None:
-        result["marker"] = {"x": round(PAD_LEFT + plot_w * (marker - low) / (high - low), 1), "label": marker}
+        x = round(PAD_LEFT + plot_w * (marker - low) / (high - low), 1)
+        # Near the right edge the label goes to the left of the line, so it is never cut off.
+        result["marker"] = {"x": x, "label": marker, "anchor": "end" if x > WIDTH * 0.7 else "start",
+                            "dx": -4 if x > WIDTH * 0.7 else 4}
     return result
 
 
 def lines(series: dict[str, list[tuple[float, float | None]]], *, low: float = 0.0, high: float = 1.0) -> dict:
     """Polylines over x in [low, high] and y in [0, 1]; None values break nothing (they are skipped)."""
-    plot_w, plot_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - PAD_TOP
+    plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_BOTTOM - PAD_TOP
 
     def x(v):
         return round(PAD_LEFT + plot_w * (v - low) / (high - low), 1)

@@ -82,6 +82,8 @@ class Upload(BackgroundWork, models.Model):
     document_count = models.IntegerField(default=0)
     problems = models.JSONField(default=list, blank=True)
     problem_count = models.IntegerField(default=0)
+    problem_groups = models.JSONField(default=list, blank=True, help_text="[{field, rule, count, examples}]: one "
+                                                                          "per rule broken (formats.group_problems)")
     notices = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     job_id = models.CharField(max_length=64, blank=True)

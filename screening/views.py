@@ -17,7 +17,7 @@ from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import START_RUN, UPLOAD, permission_required, sees_all_verdicts
 from screening import charts, evaluation, runs, suggestions
-from screening.engine import shingle
+from screening.engine import metrics, shingle
 from screening.engine.normalize import get_policy
 from screening.forms import LabelsForm, PolicyPreviewForm, RunForm, UploadForm
 from screening.ingest import uploads
@@ -152,11 +152,14 @@ def run_detail(request, pk):
         context["probability"] = runs.near_config_of(run).probability_at_threshold
     if run.status == ScreeningRun.Status.COMPLETE:
         context["clusters"] = run.clusters.all()[:CLUSTERS_SHOWN]
-        context["top_pairs"] = run.pairs.select_related("left", "right").order_by(
-            "-jaccard", "left__doc_id", "right__doc_id")[:PAIRS_SHOWN]
+        pairs = run.pairs.select_related("left", "right").only(
+            "pk", "run_id", "pass_name", "jaccard", "minhash_estimate", "template_share", "cluster",
+            "left__doc_id", "left__title", "right__doc_id", "right__title").order_by("-jaccard", "id")
+        context["pairs_page"] = Paginator(pairs, PAIRS_SHOWN).get_page(request.GET.get("page"))
         if near:
             context["histogram"] = charts.histogram(run.stats["near"]["histogram"], low=0.0, high=1.0,
                                                     marker=near["threshold"])
+            context["bar_link"] = f"{reverse('review:queue')}?run={run.pk}"
     return render(request, "screening/run_detail.html", context)
 
 
@@ -231,6 +234,33 @@ def _thresholds(request) -> list[float]:
     return values or list(evaluation.DEFAULT_THRESHOLDS)
 
 
+ERROR_KINDS = {"missed": metrics.MISSED_BY_LSH, "below": metrics.BELOW_THRESHOLD, "fp": metrics.FALSE_POSITIVE}
+LABELLED_PER_PAGE = 50
+
+
+def _labelled_rows(request, report) -> dict:
+    """One page of the labelled pairs, filtered by the kind of error they make at one of the thresholds."""
+    at = report.thresholds[len(report.thresholds) // 2]
+    try:
+        asked = float(request.GET.get("at", at))
+        at = asked if asked in report.thresholds else at
+    except ValueError:
+        pass
+    kind = request.GET.get("error", "")
+    pairs = report.pairs
+    if kind in ERROR_KINDS:
+        pairs = [p for p in pairs if p.error(at) == ERROR_KINDS[kind]]
+    elif kind == "errors":
+        pairs = [p for p in pairs if p.error(at)]
+    elif kind == "right":
+        pairs = [p for p in pairs if not p.error(at)]
+    page = Paginator(pairs, LABELLED_PER_PAGE).get_page(request.GET.get("page"))
+    return {"rows": [(p, [(p.predicted(t), p.error(t)) for t in report.thresholds]) for p in page],
+            "labelled_page": page, "error_kind": kind if kind in {*ERROR_KINDS, "errors", "right"} else "",
+            "error_at": at, "error_counts": {name: sum(p.error(at) == text for p in report.pairs)
+                                             for name, text in ERROR_KINDS.items()}}
+
+
 @require_GET
 def evaluation_page(request, pk):
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=pk, status="complete")
@@ -247,7 +277,7 @@ def evaluation_page(request, pk):
             messages.error(request, str(error))
             return redirect(run)
         context["report"] = report
-        context["rows"] = [(p, [(p.predicted(t), p.error(t)) for t in report.thresholds]) for p in report.pairs]
+        context.update(_labelled_rows(request, report))
         context["pr_chart"] = charts.lines({
             "precision": [(m.threshold, m.precision) for m in report.curve],
             "recall": [(m.threshold, m.recall) for m in report.curve],

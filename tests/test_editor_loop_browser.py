@@ -128,3 +128,107 @@ def test_loop_arbiter_settles_a_case_and_goes_on_by_key(browser, live_server, im
     with page.expect_navigation():
         page.keyboard.press("n")  # pass this case by
     assert int(page.url.split("/arbitration/")[1].split("/")[0]) not in (first, second)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_loop_run_page_badge_follows_the_job_and_pairs_are_paged(browser, live_server, import_records, editor,
+                                                                 admin_user, queue):
+    from dedup_site import progress
+    from screening import runs
+    from screening.models import Corpus, ScreeningRun
+
+    done = imported_run(import_records, "long", long_records(40), near=True)
+    waiting = runs.run_create(corpus=Corpus.objects.get(name="long"))
+    ScreeningRun.objects.filter(pk=waiting.pk).update(status="running")
+    progress.report("run", waiting.pk, 0.68, "band")
+    admin, _ = login(browser, live_server, admin_user.username, SMALL)
+    admin.goto(f"{live_server.url}/runs/{waiting.pk}/")
+    admin.wait_for_function("document.querySelector('[data-status-badge]').textContent === 'Running'")
+    assert "68%" in admin.locator(".progress .label").inner_text()
+    shot(admin, "loop-run-running", full_page=False)
+    # A complete run: pairs paged with their titles, and the histogram's bars open the queue at their range.
+    page, _ = login(browser, live_server, editor.username, SMALL)
+    page.goto(f"{live_server.url}/runs/{done.pk}/")
+    assert not scrolls_sideways(page)
+    assert page.locator("#pairs-pager").inner_text().startswith("page 1 of")
+    assert "A very long title" in page.locator("table.queue tbody tr").first.inner_text()
+    page.click("#pairs-pager a[rel=next]")
+    assert "page 2 of" in page.locator("#pairs-pager").inner_text()
+    bar = page.locator("svg.chart a.bar-link").last
+    count = int(bar.locator("title").text_content().split(":")[1].split("—")[0])
+    shot(page, "loop-run-histogram", full_page=True)
+    with page.expect_navigation():
+        bar.click()
+    assert "/review/" in page.url and "min_score=" in page.url
+    assert page.locator("#queue-count strong").inner_text() == str(count)
+    page.goto(f"{live_server.url}/runs/{done.pk}/")
+    assert page.evaluate("""() => [...document.querySelectorAll('svg.chart text')].every(t => {
+        const box = t.getBBox(), svg = t.ownerSVGElement.viewBox.baseVal;
+        return box.x >= 0 && box.x + box.width <= svg.width; })""")  # no label cut off by the chart's edge
+
+
+@pytest.mark.django_db(transaction=True)
+def test_loop_evaluation_page_shows_the_summary_first_and_pages_the_labelled_pairs(browser, live_server,
+                                                                                    import_records, admin_user):
+    from screening import evaluation
+
+    records = long_records(40)
+    run = imported_run(import_records, "long", records, near=True)
+    rows = ["left_id,right_id,label"] + [f"{records[i]['doc_id']},{records[i + 1]['doc_id']},{i % 4 == 0:d}"
+                                          for i in range(0, 80, 2)]
+    rows += [f"{records[i]['doc_id']},{records[i + 2]['doc_id']},0" for i in range(0, 76, 2)]
+    label_set = evaluation.labelset_import(corpus=run.corpus, data="\n".join(rows).encode(), original_name="l.csv")
+    page, _ = login(browser, live_server, admin_user.username, SMALL)
+    page.goto(f"{live_server.url}/runs/{run.pk}/evaluation/?labels={label_set.pk}")
+    shot(page, "loop-evaluation", full_page=False)
+    assert page.locator("table").first.bounding_box()["y"] < SMALL[1]  # the summary comes first
+    assert page.locator("svg.chart").first.bounding_box()["y"] < 2 * SMALL[1]
+    assert page.locator("#labelled table tbody tr, #labelled ~ table tbody tr").count() <= 50
+    assert "page 1 of 2" in page.locator("#labelled-pager").inner_text()
+    page.select_option("select[name=error]", "fp")
+    with page.expect_navigation():
+        page.click("#labelled-filters button[type=submit]")
+    cells = page.locator("#labelled ~ table.queue tbody tr").all_inner_texts()
+    assert cells and all("false positive" in c for c in cells)
+    with page.expect_navigation():
+        page.locator("#labelled ~ table.queue tbody tr a").first.click()
+    assert "/pairs/" in page.url
+
+
+@pytest.mark.django_db(transaction=True)
+def test_loop_upload_errors_are_grouped_by_rule(browser, live_server, admin_user, write):
+    import io
+    import zipfile
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for i in range(500):
+            archive.writestr(f"n{i:03d}.txt", f"note {i}")
+    with pytest.raises(CommandError):
+        call_command("import_corpus", str(write("notes.zip", data.getvalue())), "--corpus", "notes")
+    page, _ = login(browser, live_server, admin_user.username, SMALL)
+    page.goto(f"{live_server.url}/corpora/notes/")
+    shot(page, "loop-upload-errors", full_page=False)
+    groups = page.locator("ul.problem-groups > li")
+    assert groups.count() == 1 and "500 times" in groups.first.inner_text()
+    assert page.locator("ul.problem-groups ul.problems li").count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_loop_sign_page_lists_what_is_signed(browser, live_server, import_records, editor):
+    run = imported_run(import_records, "long", long_records(40), near=True)
+    pairs = list(run.pairs.order_by("pk")[:60])
+    for p in pairs:
+        services.judgement_record(pair=p, reviewer=editor, verdict="keep-both", reason=f"checked {p.pk}")
+    page, _ = login(browser, live_server, editor.username, SMALL)
+    page.goto(f"{live_server.url}/review/sign/")
+    shot(page, "loop-sign", full_page=False)
+    assert f"run {run.pk} · long: 60" in page.inner_text("#signing + p")
+    rows = page.locator("#unsigned-records tbody tr")
+    assert rows.count() == 50 and f"checked {pairs[0].pk}" in rows.first.inner_text()
+    with page.expect_navigation():
+        page.click("a[rel=next]")
+    assert page.locator("#unsigned-records tbody tr").count() == 10

@@ -169,6 +169,37 @@ def test_screen_sync_and_export_pairs(import_records, queue, tmp_path, capsys):
     assert [row[:8] for row in rows[1:]] == [["B", "A", "exact", "1.0", "", "Ref2", "Ref1", ""]]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_screen_sync_shows_progress_and_a_summary_not_worker_logs(import_records, queue, capsys, caplog):
+    import_records("seed", SEED000)
+    call_command("screen", "--corpus", "seed", "--exact", "--sync")
+    captured = capsys.readouterr()
+    run = ScreeningRun.objects.get()
+    assert f"run {run.pk} 100% " in captured.err  # the progress bar's last state (one line per stage, no tty)
+    worker_lines = [r for r in caplog.records if r.name.startswith("rq.") and r.levelname == "INFO"]
+    assert "Listening on" not in captured.err + captured.out and not worker_lines
+    call_command("screen", "--corpus", "seed", "--exact", "--sync", verbosity=2)
+    assert any("Listening on" in r.getMessage() for r in caplog.records)  # -v 2 shows the worker's own lines
+
+
+def test_the_progress_bar_redraws_in_place_on_a_terminal():
+    import io
+
+    from dedup_site.cli import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    bar = ProgressBar(out, "run 7")
+    bar.draw(0.5, "sign")
+    bar.draw(1.0, "band")
+    bar.close()
+    assert out.getvalue() == ("\rrun 7 [###############...............]  50% sign"
+                              "\rrun 7 [##############################] 100% band\n")
+
+
 @pytest.mark.django_db
 def test_export_pairs_refuses_an_incomplete_run(import_records, tmp_path):
     import_records("seed", SEED000)

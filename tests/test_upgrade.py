@@ -61,3 +61,35 @@ def test_upgrading_from_the_previous_release_keeps_every_row_and_guards_it():
     for table, pk in (("review_judgement", old["judgement"]), ("review_arbitration", old["arbitration"])):
         with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"DELETE FROM {table} WHERE id = %s", [pk])  # noqa: S608 - fixed names
+
+
+BEFORE_THE_EDITOR_LOOP = [("screening", "0012_suggestion_model"), ("review", "0007_review_policy_leases_skips")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upgrading_groups_the_problems_of_rejected_uploads_and_keeps_review_settings():
+    call_command("migrate", "review", "0007", verbosity=0)
+    call_command("migrate", "screening", "0012", verbosity=0)
+    try:
+        models = MigrationExecutor(connection).loader.project_state(BEFORE_THE_EDITOR_LOOP).apps
+        corpus = models.get_model("screening", "Corpus").objects.create(name="old")
+        source = models.get_model("screening", "SourceFile").objects.create(sha256="b" * 64, size=10)
+        problems = [f"notes.zip member n{i}.txt, field language: a language is required" for i in range(40)]
+        problems.append("notes.zip member bad.txt: not UTF-8 text (byte 0xff at 3)")
+        upload = models.get_model("screening", "Upload").objects.create(
+            corpus=corpus, source=source, original_name="notes.zip", status="rejected", problems=problems,
+            problem_count=2984)
+        models.get_model("review", "ReviewPolicy").objects.create(corpus=corpus, allow_self_arbitration=True)
+    finally:
+        call_command("migrate", verbosity=0)
+    from review import selectors
+    from review.models import PRESET_REASONS
+    from screening.models import Upload
+
+    upgraded = Upload.objects.get(pk=upload.pk)
+    assert upgraded.problems == problems and upgraded.problem_count == 2984
+    assert [(g["field"], g["rule"], g["count"]) for g in upgraded.problem_groups] == [
+        ("language", "a language is required", 40), ("", "not UTF-8 text (byte 0xff at 3)", 1)]
+    assert upgraded.problem_groups[0]["examples"][0] == problems[0]
+    assert selectors.review_policy_of(upgraded.corpus).allow_self_arbitration
+    assert selectors.preset_reasons_of(upgraded.corpus_id) == PRESET_REASONS

@@ -263,3 +263,27 @@ def test_an_upload_cut_off_mid_request_stores_nothing(live_server, admin_client,
     # The same request sent whole is stored: the cut one was refused for being cut, not for its form.
     assert b"302" in send(body).split(b"\r\n")[0]
     assert Upload.objects.get().original_name == "big.jsonl"
+
+
+@pytest.mark.django_db
+def test_a_zip_without_a_language_gives_one_line_per_rule_with_a_count(write, admin_client, capsys):
+    import io
+    import zipfile
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for i in range(300):
+            archive.writestr(f"notes/n{i:03d}.txt", f"note number {i}")
+        archive.writestr("notes/bad.txt", b"\xff\xfe broken")
+    path = write("notes.zip", data.getvalue())
+    with pytest.raises(CommandError, match="notes.zip rejected: 301 problem"):
+        call_command("import_corpus", str(path), "--corpus", "guides")
+    err = capsys.readouterr().err
+    assert err.count("is required") == 4 and "— 300 time(s), e.g.:" in err  # not 300 copies of one line
+    upload = Upload.objects.get()
+    assert [g["count"] for g in upload.problem_groups] == [300, 1] and upload.problem_count == 301
+    examples = upload.problem_groups[0]["examples"]
+    assert len(examples) == 3 and "notes/n000.txt" in examples[0]
+    page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
+    assert "301 in all, 2 rules broken" in page and "— 300 times, for example" in page
+    assert page.count("notes.zip member notes/n") == 3

@@ -27,6 +27,7 @@ class LabelledPair:
     left_source: str = ""
     right_source: str = ""
     suggestion: str = ""  # the run's suggested verdict for the pair, "" when it has none
+    pair_id: int | None = None  # the run's stored pair for it (directly or between representatives)
 
     def predicted(self, threshold: float) -> bool:
         return self.candidate and self.jaccard is not None and self.jaccard >= threshold

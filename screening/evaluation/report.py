@@ -11,7 +11,15 @@ import numpy as np
 
 from screening.engine import fast, metrics, minhash
 from screening.evaluation.labelsets import EvaluationRefused
-from screening.models import CandidatePair, Corpus, DocumentSignature, ExactGroupMember, LabelSet, ScreeningRun
+from screening.models import (
+    CandidatePair,
+    Corpus,
+    DocumentSignature,
+    ExactGroupMember,
+    LabelSet,
+    ScreeningRun,
+    SuggestionModel,
+)
 from screening.runs import near
 from screening.runs.lifecycle import near_config_of
 
@@ -61,15 +69,15 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.Label
     reps = _representatives(run, docs)
     sigs = _signatures(config, set(reps.values()))
     hashes = {pk: near.verification_hashes(d.body, config) for pk, d in docs.items()}
-    stored = dict(
-        ((min(a, b), max(a, b)), verdict) for a, b, verdict in CandidatePair.objects.filter(
+    stored = {
+        (min(a, b), max(a, b)): (pk, verdict) for pk, a, b, verdict in CandidatePair.objects.filter(
             run=run, left_id__in=set(reps.values()) | set(docs), right_id__in=set(reps.values()) | set(docs))
-        .values_list("left_id", "right_id", "suggested_verdict"))
+        .values_list("pk", "left_id", "right_id", "suggested_verdict")}
     out = []
     for r in rows:
         ra, rb = reps[r.left_id], reps[r.right_id]
-        suggestion = stored.get((min(r.left_id, r.right_id), max(r.left_id, r.right_id))) or stored.get(
-            (min(ra, rb), max(ra, rb)), "")
+        pair_id, suggestion = stored.get((min(r.left_id, r.right_id), max(r.left_id, r.right_id))) or stored.get(
+            (min(ra, rb), max(ra, rb)), (None, ""))
         candidate = ra == rb or _share_band(sigs[ra], sigs[rb], config.bands, config.rows)
         sa, sb = sigs[ra], sigs[rb]
         out.append(metrics.LabelledPair(
@@ -79,9 +87,26 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.Label
             estimate=minhash.estimate(sa, sb) if sa is not None and sb is not None else None,
             candidate=candidate, language=r.left.language if r.left.language == r.right.language else
             f"{r.left.language}/{r.right.language}", split=r.split, left_source=r.left.source_id,
-            right_source=r.right.source_id, suggestion=suggestion,
+            right_source=r.right.source_id, suggestion=suggestion, pair_id=pair_id,
         ))
     return out
+
+
+EVALUATION_CACHE_SECONDS = 600
+
+
+def _labelled_pairs_cached(run: ScreeningRun, label_set: LabelSet) -> list[metrics.LabelledPair]:
+    """labelled_pairs, kept a while: a complete run and a label set never change, only the suggestions do
+    (when a model is learned), so paging the evaluation page does not hash every labelled text again."""
+    from django.core.cache import cache
+
+    model = SuggestionModel.objects.filter(corpus_id=run.corpus_id).order_by("-pk").values_list("pk", flat=True)
+    key = f"evaluation:pairs:{run.pk}:{label_set.pk}:{model.first() or 0}"
+    pairs = cache.get(key)
+    if pairs is None:
+        pairs = labelled_pairs(run, label_set)
+        cache.set(key, pairs, EVALUATION_CACHE_SECONDS)
+    return pairs
 
 
 @dataclass
@@ -120,7 +145,7 @@ def run_evaluate(*, run: ScreeningRun, label_set: LabelSet, thresholds: Iterable
     thresholds = sorted({float(t) for t in thresholds})
     if not thresholds or any(not 0 <= t <= 1 for t in thresholds):
         raise EvaluationRefused("thresholds must be numbers between 0 and 1")
-    every = labelled_pairs(run, label_set)
+    every = _labelled_pairs_cached(run, label_set)
     family = {}
     if not any(p.split for p in every):
         # No split in the labels: offer one by source family, never mixing a family across the sides.

@@ -57,6 +57,25 @@ class Problem:
         return f"{where}: {self.rule}"
 
 
+_SPECIFIC = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
+
+
+def group_problems(problems: list[Problem], examples: int = 3) -> list[dict]:
+    """One entry per rule broken (quoted values and numbers set aside, so "doc_id 'A' appears twice" and
+    "doc_id 'B' appears twice" are one rule): the field, the rule as first met, how many times, and the
+    first few places with their whole message. In the order the rules were first broken."""
+    groups: dict[tuple[str, str], dict] = {}
+    for problem in problems:
+        key = (problem.field, _SPECIFIC.sub("…", problem.rule))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {"field": problem.field, "rule": problem.rule, "count": 0, "examples": []}
+        group["count"] += 1
+        if len(group["examples"]) < examples:
+            group["examples"].append(str(problem))
+    return list(groups.values())
+
+
 @dataclass(frozen=True)
 class Record:
     doc_id: str

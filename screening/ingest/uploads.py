@@ -153,6 +153,7 @@ def _finish(upload: Upload, status: str, *, count: int = 0, problems=(), notices
         document_count=count,
         problems=[str(p) for p in problems[:MAX_STORED_PROBLEMS]],
         problem_count=len(problems),
+        problem_groups=formats.group_problems(problems),
         notices=list(notices)[:MAX_STORED_PROBLEMS],
         error=error,
     )

@@ -25,6 +25,12 @@
         .then(function (r) { return r.json(); })
         .then(function (state) {
           bar.querySelector("progress").value = state.fraction;
+          // The page's status badge follows the job (it was written when the page was served).
+          const badge = document.querySelector("[data-status-badge]");
+          if (badge && state.status) {
+            badge.textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
+            badge.className = "badge status-" + state.status;
+          }
           bar.querySelector(".label").textContent =
             state.status + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "") +
             (state.stage ? " — " + state.stage : "");

@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from dedup_site.cli import ProgressBar
 from screening.ingest import uploads
 
 
@@ -25,14 +26,18 @@ class Command(BaseCommand):
             )
         except uploads.UploadRefused as error:
             raise CommandError(str(error)) from error
-        upload = uploads.upload_process(upload=upload)
+        bar = ProgressBar(getattr(self.stderr, "_out", self.stderr), path.name)
+        upload = uploads.upload_process(upload=upload, on_progress=lambda fraction: bar.draw(fraction, "read"))
+        bar.close()
         for notice in upload.notices:
             self.stdout.write(f"note: {notice}")
         if upload.status != upload.Status.COMPLETE:
-            for problem in upload.problems:
-                self.stderr.write(problem)
-            if upload.problem_count > len(upload.problems):
-                self.stderr.write(f"... {upload.problem_count} problems in all")
+            # One line per rule broken, with its count and the first places (not 3,000 copies of one line).
+            for group in upload.problem_groups:
+                field = f"field {group['field']}: " if group["field"] else ""
+                self.stderr.write(f"{field}{group['rule']} — {group['count']} time(s), e.g.:")
+                for example in group["examples"]:
+                    self.stderr.write(f"  {example}")
             raise CommandError(f"{path.name} rejected: {upload.problem_count} problem(s); no document was added")
         self.stdout.write(f"{path.name}: {upload.document_count} documents added to corpus {upload.corpus.name} "
                           f"(source SHA-256 {upload.source.sha256})")

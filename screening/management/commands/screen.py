@@ -1,9 +1,9 @@
-import time
-
 import django_rq
 from django.core.management.base import BaseCommand, CommandError
 from rq import SimpleWorker, Worker
 
+from dedup_site import progress
+from dedup_site.cli import Poller, ProgressBar, wait_until
 from dedup_site.queues import ensure_redis
 from screening import runs
 from screening.engine.minhash import NearConfig
@@ -60,22 +60,27 @@ class Command(BaseCommand):
             c = run.config["near"]
             self.stdout.write(f"near: {c['policy']}, {c['shingle']}, {c['num_perm']} permutations, "
                               f"b×r = {c['bands']}×{c['rows']}, threshold {c['threshold']}")
-        if options["sync"]:
-            queue = django_rq.get_queue("default")
-            SimpleWorker([queue], connection=queue.connection, serializer=queue.serializer).work(burst=True)
-        elif options["wait"]:
-            queue = django_rq.get_queue("default")
-            if not Worker.count(connection=queue.connection):
-                self.stderr.write("no worker is running yet: start one (make run, or manage.py worker); waiting")
-            run.refresh_from_db()
-            while run.is_active:
-                time.sleep(0.5)
-                run.refresh_from_db()
-        else:
+        if not (options["sync"] or options["wait"]):
             self.stdout.write("queued; a worker will take it (see its page, or use --wait)")
             return
+        queue = django_rq.get_queue("default")
+        if options["wait"] and not Worker.count(connection=queue.connection):
+            self.stderr.write("no worker is running yet: start one (make run, or manage.py worker); waiting")
+        # A progress bar and then the summary; the worker's own log lines only with -v 2 and more.
+        with Poller(ProgressBar(getattr(self.stderr, "_out", self.stderr), f"run {run.pk}"), lambda: _state(run.pk)):
+            if options["sync"]:
+                level = "INFO" if options["verbosity"] >= 2 else "WARNING"
+                SimpleWorker([queue], connection=queue.connection, serializer=queue.serializer).work(
+                    burst=True, logging_level=level)
+            else:
+                wait_until(lambda: not ScreeningRun.objects.get(pk=run.pk).is_active)
         run.refresh_from_db()
         summary = runs.run_summary(run)
         if run.status != ScreeningRun.Status.COMPLETE:
             raise CommandError(summary)
         self.stdout.write(summary)
+
+
+def _state(run_id: int) -> tuple[float, str] | None:
+    state = progress.read("run", run_id)
+    return (state.get("fraction", 0.0), state.get("stage", "")) if state else None
