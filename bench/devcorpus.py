@@ -338,3 +338,21 @@ if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "var/devcorpus")
     paths = write(target, int(sys.argv[2]) if len(sys.argv) > 2 else 150)
     print("wrote", *paths)
+
+
+def families(count: int = 60, seed: int = 7, sizes: tuple[int, int] = (2, 10)) -> list[dict]:
+    """Families of copies for the review bench: each a text in one of the three languages and 1–9 copies of
+    it from other channels (format-only or lightly edited), sizes spread over `sizes`; families share nothing."""
+    builder, rng = Builder(seed), random.Random(seed)
+    records = []
+    for number in range(count):
+        lang = ("en", "fa", "zh")[number % 3]
+        base = builder.document(lang, 4)
+        base.source_id = f"src-{base.doc_id}"
+        members = [base]
+        for copy in range(rng.randint(*sizes) - 1):
+            paras = format_only(rng, base) if copy % 2 else light_edit(rng, base)
+            members.append(_derived(builder, base, paras, source=f"channel-{copy}-{base.doc_id}",
+                                    collected_at=f"2025-{1 + copy % 12:02d}-01"))
+        records += [m.record() for m in members]
+    return records

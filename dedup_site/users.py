@@ -28,30 +28,35 @@ class CreateForm(forms.Form):
         self.fields["role"].choices = [(r, r) for r in accounts.roles_grantable(actor)]
 
 
-@require_GET
-@permission_required(MANAGE)
-def user_list(request):
+def _list(request, form: CreateForm, status: int = 200):
     User = get_user_model()
     users = User.objects.prefetch_related("groups", "user_permissions").order_by("-is_active", "username")
     rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u)) for u in users]
     return render(request, "users/list.html", {
-        "rows": rows, "form": CreateForm(actor=request.user), "roles": list(accounts.roles_grantable(request.user)),
-    })
+        "rows": rows, "form": form, "roles": list(accounts.roles_grantable(request.user)),
+    }, status=status)
+
+
+@require_GET
+@permission_required(MANAGE)
+def user_list(request):
+    return _list(request, CreateForm(actor=request.user))
 
 
 @require_POST
 @permission_required(MANAGE)
 def user_create(request):
+    # A refused form is shown again with what was typed (all but the password), not emptied.
     form = CreateForm(request.POST, actor=request.user)
     if not form.is_valid():
         form_errors(request, form, "Not created: ")
-        return redirect("users:list")
+        return _list(request, form, status=400)
     try:
         user = accounts.reviewer_create(actor=request.user, **form.cleaned_data)
     except accounts.AccountRefused as error:
         messages.error(request, f"Not created: {error}")
-    else:
-        messages.success(request, f"Created {user.get_username()} as {form.cleaned_data['role']}.")
+        return _list(request, form, status=400)
+    messages.success(request, f"Created {user.get_username()} as {form.cleaned_data['role']}.")
     return redirect("users:list")
 
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from dedup_site.guards import Guard
-from screening.models import BackgroundWork, CandidatePair, JobStatus
+from screening.models import BackgroundWork, CandidatePair, JobStatus, ScreeningRun
 
 
 class ReviewPermissions(models.Model):
@@ -68,9 +68,39 @@ class InsertOnly(models.Model):
         raise PermissionError(f"{type(self).__name__} rows are insert-only")
 
 
+class ReviewAction(InsertOnly):
+    """One decision a reviewer took for many pairs at once: a cluster's (its retained version, its verdict,
+    the members split off) or a filtered set's (bulk, after a preview); or the undo of such a decision. Each
+    pair still gets its own judgement, pointing here. Insert-only like judgements (guard: review 0009)."""
+
+    class Kind(models.TextChoices):
+        CLUSTER = "cluster"
+        BULK = "bulk"
+        UNDO = "undo"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    run = models.ForeignKey(ScreeningRun, on_delete=models.PROTECT, related_name="+")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    cluster = models.IntegerField(null=True, blank=True, help_text="the cluster decided (kind cluster)")
+    verdict = models.CharField(max_length=24, blank=True, help_text="the verdict given to the set or the family")
+    reason = models.TextField(blank=True)
+    selection = models.JSONField(default=dict, blank=True, help_text="what was decided: the bulk filters, or the "
+                                                                     "cluster's retained document and splits")
+    judgements = models.IntegerField(default=0, help_text="how many judgements it recorded")
+    undoes = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["reviewer", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} action {self.pk} by {self.reviewer} on run {self.run_id}"
+
+
 class Judgement(InsertOnly):
     """One reviewer's verdict on one pair. Never updated or deleted (guard: review 0006); a change of mind,
-    or an undo, is a newer judgement."""
+    or an undo, is a newer judgement. `action` names the cluster or bulk decision it was recorded by."""
 
     pair = models.ForeignKey(CandidatePair, on_delete=models.PROTECT, related_name="judgements")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
@@ -79,6 +109,8 @@ class Judgement(InsertOnly):
     retained = models.CharField(max_length=8, choices=Retained.choices, blank=True)
     related_source = models.CharField(max_length=200, blank=True)
     supersedes = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    action = models.ForeignKey(ReviewAction, null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="judgement_rows")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -214,6 +246,7 @@ class SheetExport(BackgroundWork, models.Model):
 
 DB_GUARDS = [
     Guard("review_judgement"),
+    Guard("review_reviewaction"),
     Guard("review_arbitration"),
     Guard("review_reviewersignature"),
     Guard("review_sheetexport", rule="fixed once complete", frozen_when="OLD.status = 'complete'"),

@@ -29,7 +29,8 @@ from review.models import (
     ReviewerSignature,
     ReviewPolicy,
 )
-from screening.models import CandidatePair, ScreeningRun
+from screening.engine import panes
+from screening.models import CandidatePair, Document, ScreeningRun
 
 PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
 STATUSES = [PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED]
@@ -142,9 +143,19 @@ def latest_run(corpus: str = "") -> int | None:
 def reviewable_runs(limit: int = 100) -> list[tuple[int, str]]:
     """The complete runs a reviewer can pick, newest first: (pk, what the picker shows)."""
     runs = (ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).order_by("-pk")
-            .values_list("pk", "corpus__name", "exact", "near", "finished_at")[:limit])
-    return [(pk, f"run {pk} · {corpus} · {'+'.join(n for n, on in (('exact', exact), ('near', near)) if on)}"
-                 f"{f' · {done:%Y-%m-%d %H:%M}' if done else ''}") for pk, corpus, exact, near, done in runs]
+            .values_list("pk", "corpus__name", "exact", "near", "config", "reviews_required", "finished_at")[:limit])
+    out = []
+    for pk, corpus, exact, near, config, k, done in runs:
+        parts = [f"run {pk}", corpus, "+".join(n for n, on in (("exact", exact), ("near", near)) if on)]
+        if near:  # what tells two runs of one corpus apart
+            c = config.get("near", {})
+            parts.append(f"{c.get('policy', '')} {c.get('shingle', '')} ≥ {c.get('threshold', '')}")
+        if k > 1:
+            parts.append(f"{k} reviews a pair")
+        if done:
+            parts.append(f"{done:%Y-%m-%d %H:%M}")
+        out.append((pk, " · ".join(parts)))
+    return out
 
 
 def review_threshold(near: bool, config: dict) -> float:
@@ -559,3 +570,50 @@ def preset_reasons_of(corpus_id: int) -> dict[str, str]:
 
 def signatures_of(user, limit: int = 20):
     return ReviewerSignature.objects.filter(reviewer=user).order_by("-signed_at")[:limit]
+
+
+# --- the cluster page -------------------------------------------------------------------------------
+
+
+@dataclass
+class ClusterMember:
+    document: object  # a Document
+    diff: list = field(default_factory=list)  # DiffRows against the pivot
+    diff_total: int = 0
+    suggested_split: str = ""  # a verdict of its pair with the pivot that is not merge-entry
+
+
+@dataclass
+class ClusterView:
+    run: ScreeningRun
+    number: int
+    members: list[ClusterMember]
+    pivot: object  # the suggested retained version: the earliest collected, then the smallest doc_id
+    pairs: list[QueueRow]
+    too_large: bool = False
+
+
+def cluster_view(run: ScreeningRun, number: int, user, limit: int = 200) -> ClusterView | None:
+    """Every member of the cluster, its differences against the pivot text, and the cluster's pairs as this
+    user may see them (blind review: as on the queue)."""
+    pairs = list(CandidatePair.objects.filter(run=run, cluster=number).order_by("-jaccard", "id")
+                 .values_list("pk", "left_id", "right_id", "suggested_verdict"))
+    if not pairs:
+        return None
+    ids = {d for _, a, b, _ in pairs for d in (a, b)}
+    docs = sorted(Document.objects.filter(pk__in=ids).select_related("upload__source")[:limit + 1],
+                  key=lambda d: (d.collected_at or "9999", d.doc_id))
+    pivot = docs[0]
+    suggested = {}
+    for _, a, b, verdict in pairs:
+        if pivot.pk in (a, b) and verdict and verdict != "merge-entry":
+            suggested[b if a == pivot.pk else a] = verdict
+    members = []
+    for doc in docs[:limit]:
+        member = ClusterMember(doc, suggested_split=suggested.get(doc.pk, ""))
+        if doc.pk != pivot.pk:
+            member.diff, _, member.diff_total = panes.diff_rows(pivot.body, doc.body)
+            member.diff = member.diff[:8]
+        members.append(member)
+    rows = _rows_for_listing([pk for pk, *_ in pairs], user, sees_all(user))
+    return ClusterView(run, number, members, pivot, rows, too_large=len(ids) > limit)

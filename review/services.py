@@ -94,23 +94,30 @@ def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str
     a pair settled by arbitration, and from a reviewer beyond the `reviews_required` who hold the pair."""
     verdict, reason = _clean(verdict, reason, retained, list(Verdict))
     with transaction.atomic():
-        pair = _locked_pair(pair.pk)
-        if not selectors.took_part(pair, reviewer):
-            # Blind review: whoever has no part in the pair learns nothing of how it stands, only that it
-            # wants no more reviewers (the same words whether it is held, settled or disputed).
-            if pair.status not in (PENDING, JUDGED) or len(_holders(pair) - {reviewer.pk}) >= \
-                    pair.run.reviews_required:
-                raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
-        else:
-            _refuse_if_arbitrated(pair, "a new judgement")
-            others = _holders(pair) - {reviewer.pk}
-            if reviewer.pk not in _judged_by(pair) and len(others) >= pair.run.reviews_required:
-                raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
-        judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
-                                             retained=retained, related_source=(related_source or "").strip())
-        _set_current(pair, reviewer, judgement)
-        Lease.objects.filter(pair=pair, reviewer=reviewer).delete()  # done with it: the lease is released
-        pair_refresh(pair)
+        return judge_locked(_locked_pair(pair.pk), reviewer, verdict, reason, retained, related_source)
+
+
+def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retained: str, related_source: str,
+                 action=None) -> Judgement:
+    """judgement_record's rules and writes for a pair already locked in the caller's transaction (cluster and
+    bulk decisions record many this way, all or none)."""
+    if not selectors.took_part(pair, reviewer):
+        # Blind review: whoever has no part in the pair learns nothing of how it stands, only that it
+        # wants no more reviewers (the same words whether it is held, settled or disputed).
+        if pair.status not in (PENDING, JUDGED) or len(_holders(pair) - {reviewer.pk}) >= \
+                pair.run.reviews_required:
+            raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
+    else:
+        _refuse_if_arbitrated(pair, "a new judgement")
+        others = _holders(pair) - {reviewer.pk}
+        if reviewer.pk not in _judged_by(pair) and len(others) >= pair.run.reviews_required:
+            raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
+    judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
+                                         retained=retained, related_source=(related_source or "").strip(),
+                                         action=action)
+    _set_current(pair, reviewer, judgement)
+    Lease.objects.filter(pair=pair, reviewer=reviewer).delete()  # done with it: the lease is released
+    pair_refresh(pair)
     return judgement
 
 

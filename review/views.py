@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -17,7 +17,7 @@ from dedup_site.http import id_param
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
-from review import selectors, services
+from review import decisions, selectors, services
 from review.forms import (
     KEYS,
     ArbitrationFilterForm,
@@ -28,14 +28,19 @@ from review.forms import (
     SheetForm,
     SignForm,
 )
-from review.models import SheetExport
+from review.models import ReviewAction, SheetExport
 from review.sheets import sheet_exports, signing
 from screening import runs
 from screening.evaluation.labelsets import EvaluationRefused
 from screening.models import CandidatePair, Corpus, ScreeningRun
 
+BULK_VERDICTS = ["merge-entry", "keep-both", "valid-revision", "public-quote"]
 FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "suggestion",
                "min_confidence", "sort", "below"]
+
+
+def _with(url: str, query: str) -> str:
+    return f"{url}?{query}" if query else url
 
 
 def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.QueueFilter, str, QueueFilterForm]:
@@ -46,6 +51,10 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
         for name, errors in form.errors.items():
             messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
     data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "", False)}
+    if data.get("min_score", 0) > data.get("max_score", 1):
+        messages.warning(request, f"The score range {data['min_score']} – {data['max_score']} was upside down; "
+                                  f"showing {data['max_score']} – {data['min_score']}.")
+        data["min_score"], data["max_score"] = data["max_score"], data["min_score"]
     if pair is not None and data.get("run") != pair.run_id:
         data["run"] = pair.run_id
         data.pop("cluster", None)  # cluster numbers belong to a run
@@ -88,6 +97,7 @@ def queue(request):
         "first_row": at + 1, "last_row": at + len(page.rows), "next_at": at + len(page.rows),
         "prev_at": max(0, at - 50), "threshold": selectors.review_threshold(run.near, run.config),
         "below": flt.below, "progress": selectors.run_progress(run, request.user, blind=not all_visible),
+        "carried_pairs": [(k, v) for k, v in parse_qsl(carried)], "bulk_verdicts": BULK_VERDICTS,
     })
 
 
@@ -143,7 +153,7 @@ def judge(request, pk):
 def undo(request):
     _, carried, _ = _filters(request)
     try:
-        withdrawal = services.judgement_undo(reviewer=request.user)
+        withdrawal = decisions.undo_last(request.user)
     except services.ReviewRefused as error:
         messages.error(request, f"Not undone: {error}")
         if error.pair_id:
@@ -151,6 +161,14 @@ def undo(request):
         return redirect(f"{reverse('review:queue')}?{carried}")
     if withdrawal is None:
         messages.info(request, "Nothing to undo.")
+        return redirect(f"{reverse('review:queue')}?{carried}")
+    if isinstance(withdrawal, ReviewAction):  # a whole cluster or bulk decision
+        undone = withdrawal.undoes
+        messages.success(request, f"Withdrew your {undone.kind} decision #{undone.pk}: {withdrawal.judgements} "
+                                  f"judgement{'s' if withdrawal.judgements != 1 else ''} withdrawn (every record "
+                                  f"is kept).")
+        if undone.kind == ReviewAction.Kind.CLUSTER:
+            return redirect("review:cluster", run_id=undone.run_id, number=undone.cluster)
         return redirect(f"{reverse('review:queue')}?{carried}")
     messages.success(request, f"Withdrew your {withdrawal.supersedes.verdict} on this pair (both records are kept).")
     return redirect(f"{reverse('review:pair', args=[withdrawal.pair_id])}?{carried}")
@@ -203,8 +221,8 @@ def arbitration_next(request):
     pair = selectors.next_case(request.user, flt, after=id_param(request, "after"))
     if pair is None:
         messages.info(request, "No case left that you may settle with these filters.")
-        return redirect(f"{reverse('review:arbitration_queue')}?{carried}")
-    return redirect(f"{reverse('review:arbitrate', args=[pair.pk])}?{carried}")
+        return redirect(_with(reverse("review:arbitration_queue"), carried))
+    return redirect(_with(reverse("review:arbitrate", args=[pair.pk]), carried))
 
 
 @require_http_methods(["GET", "POST"])
@@ -223,7 +241,7 @@ def arbitrate(request, pk):
         else:
             verdict = form.cleaned_data["verdict"]
             messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
-            return redirect(f"{reverse('review:arbitration_next')}?{carried}")
+            return redirect(_with(reverse("review:arbitration_next"), carried))
     elif request.method == "POST":
         form_errors(request, form, "Not saved: ")
     context = runs.pair_context(pair)
@@ -286,7 +304,7 @@ def sign(request):
             messages.error(request, str(error))
         else:
             messages.success(request, f"Signed {signature.records} judgements as {signature.full_name} at "
-                                      f"{sheet_exports.iso(signature.signed_at)}.")
+                                      f"{signature.signed_at:%Y-%m-%d %H:%M:%S} UTC.")
             return redirect("review:sign")
     records = selectors.unsigned_records(request.user)
     return render(request, "review/sign.html", {
@@ -346,3 +364,100 @@ def signing_key(request):
         return response
     return render(request, "review/signing_key.html", {
         "pem": signing.public_pem(key).decode(), "fingerprint": signing.fingerprint(key)})
+
+
+# --- clusters and bulk decisions --------------------------------------------------------------------
+
+
+@require_GET
+@permission_required(REVIEW)
+def cluster(request, run_id, number):
+    run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=run_id, status="complete")
+    view = selectors.cluster_view(run, number, request.user)
+    if view is None:
+        raise Http404(f"run {run.pk} has no cluster {number}")
+    # Held as "next" holds a pair, so a family needing k reviews is in at most k reviewers' hands.
+    for row in view.pairs:
+        if not row.mine:
+            services.lease_take(pair_id=row.pk, reviewer=request.user)
+    return render(request, "review/cluster.html", {
+        "run": run, "view": view, "keys": KEYS, "presets": selectors.preset_reasons_of(run.corpus_id),
+        "splits": decisions.SPLIT_VERDICTS, "form": JudgementForm(initial={"retained": "both"}),
+        "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
+    })
+
+
+@require_POST
+@permission_required(REVIEW)
+def cluster_decide(request, run_id, number):
+    run = get_object_or_404(ScreeningRun, pk=run_id, status="complete")
+    presets = selectors.preset_reasons_of(run.corpus_id)
+    verdict = request.POST.get("verdict", "")
+    reason = request.POST.get("reason", "").strip() or presets.get(verdict, "")
+    splits = {int(k.removeprefix("split_")): v for k, v in request.POST.items()
+              if k.startswith("split_") and k.removeprefix("split_").isdigit() and v}
+    try:
+        action = decisions.cluster_decide(run=run, cluster=number, reviewer=request.user, keeper=id_param_post(
+            request, "keeper"), verdict=verdict, reason=reason, splits=splits)
+    except services.ReviewRefused as error:
+        messages.error(request, f"Not recorded: {error}")
+        return redirect("review:cluster", run_id=run.pk, number=number)
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(_verdict_counts(action).items()))
+    messages.success(request, f"Cluster {number}: {action.judgements} judgement{'s' if action.judgements != 1 else ''}"
+                              f" recorded ({counts}), keeping {action.selection['keeper_doc_id']}.")
+    return redirect(f"{reverse('review:cluster_next', args=[run.pk])}?after={number}")
+
+
+def _verdict_counts(action: ReviewAction) -> dict[str, int]:
+    return dict(Counter(action.judgement_rows.values_list("verdict", flat=True)))
+
+
+def id_param_post(request, name: str) -> int:
+    text = request.POST.get(name, "")
+    return int(text) if text.isascii() and text.isdigit() else 0
+
+
+@require_GET
+@permission_required(REVIEW)
+def cluster_next(request, run_id):
+    run = get_object_or_404(ScreeningRun, pk=run_id, status="complete")
+    number = decisions.next_cluster(run, request.user, after=id_param(request, "after"))
+    if number is None:
+        messages.info(request, f"No cluster of run {run.pk} is left for you to decide.")
+        return redirect(f"{reverse('review:queue')}?run={run.pk}&sort=cluster")
+    return redirect("review:cluster", run_id=run.pk, number=number)
+
+
+@require_GET
+@permission_required(REVIEW)
+def bulk_preview(request):
+    flt, carried, _ = _filters(request)
+    verdict = request.GET.get("verdict", "")
+    try:
+        plan = decisions.bulk_plan(flt=flt, reviewer=request.user, verdict=verdict)
+    except services.ReviewRefused as error:
+        messages.error(request, f"No bulk decision: {error}")
+        return redirect(f"{reverse('review:queue')}?{carried}")
+    return render(request, "review/bulk_preview.html", {
+        "plan": plan, "verdict": verdict, "carried": carried, "count": len(plan.rows),
+        "rows": plan.rows[:50], "filters": [(k, v) for k, v in request.GET.items() if k in FILTER_KEYS],
+        "reason": selectors.preset_reasons_of(ScreeningRun.objects.get(pk=flt.run).corpus_id).get(verdict, ""),
+        "skipped": [(why, len(ids)) for why, ids in plan.skipped.items()],
+    })
+
+
+@require_POST
+@permission_required(REVIEW)
+def bulk_confirm(request):
+    flt, carried, _ = _filters(request)
+    verdict = request.POST.get("verdict", "")
+    filters = {k: v for k, v in request.GET.items() if k in FILTER_KEYS}
+    try:
+        action = decisions.bulk_decide(flt=flt, reviewer=request.user, verdict=verdict, token=request.POST.get(
+            "token", ""), reason=request.POST.get("reason", ""), filters=filters)
+    except services.ReviewRefused as error:
+        messages.error(request, f"Not recorded: {error}")
+        return redirect(f"{reverse('review:bulk_preview')}?{carried}&verdict={verdict}")
+    messages.success(request, f"Bulk decision #{action.pk}: {action.judgements} judgements recorded as {verdict} "
+                              f"(u, or Undo, withdraws them all).")
+    return redirect(f"{reverse('review:queue')}?{carried}")

@@ -159,7 +159,7 @@ def run_detail(request, pk):
         if near:
             context["histogram"] = charts.histogram(run.stats["near"]["histogram"], low=0.0, high=1.0,
                                                     marker=near["threshold"])
-            context["bar_link"] = f"{reverse('review:queue')}?run={run.pk}"
+            context["bar_link"] = f"{reverse('review:queue')}?run={run.pk}&pass_name=near"  # near pairs, as drawn
     return render(request, "screening/run_detail.html", context)
 
 

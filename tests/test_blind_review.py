@@ -37,11 +37,13 @@ def blind_world(import_records, editor, editor2, arbiter, django_user_model, adm
 def _urls(run, pair) -> list[str]:
     args = {"run_detail": [run.pk], "run_status": [run.pk], "exact_groups": [run.pk], "pair_detail": [pair.pk],
             "labels": ["zh"], "compare": ["zh"], "evaluation": [run.pk], "pair": [pair.pk], "dashboard": [run.pk],
-            "corpus_detail": ["zh"], "document_detail": [pair.left_id], "upload_status": [pair.left.upload_id]}
+            "corpus_detail": ["zh"], "document_detail": [pair.left_id], "upload_status": [pair.left.upload_id],
+            "cluster": [run.pk, pair.cluster], "cluster_next": [run.pk]}
     urls = [reverse(name, args=args.get(name.split(":")[-1], [])) for name in EDITOR_GETS if name != "review:next"]
     statuses = [""] + BLIND_STATUSES
     urls += [f"{reverse('review:queue')}?run={run.pk}&status={s}" for s in statuses]
     urls += [f"{reverse('review:queue')}?status={s}&sort=cluster" for s in statuses]
+    urls += [f"{reverse('review:bulk_preview')}?run={run.pk}&verdict={v}" for v in ("merge-entry", "keep-both")]
     return urls
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from playwright.sync_api import expect
 
 from review import services
 from review.models import PRESET_REASONS, Arbitration, Judgement
@@ -139,12 +140,14 @@ def test_loop_run_page_badge_follows_the_job_and_pairs_are_paged(browser, live_s
 
     done = imported_run(import_records, "long", long_records(40), near=True)
     waiting = runs.run_create(corpus=Corpus.objects.get(name="long"))
-    ScreeningRun.objects.filter(pk=waiting.pk).update(status="running")
-    progress.report("run", waiting.pk, 0.68, "band")
     admin, _ = login(browser, live_server, admin_user.username, SMALL)
     admin.goto(f"{live_server.url}/runs/{waiting.pk}/")
-    admin.wait_for_function("document.querySelector('[data-status-badge]').textContent === 'Running'")
-    assert "68%" in admin.locator(".progress .label").inner_text()
+    assert admin.locator("[data-status-badge]").inner_text() == "Queued"
+    # The run starts while the page is open: the badge follows the bar.
+    ScreeningRun.objects.filter(pk=waiting.pk).update(status="running")
+    progress.report("run", waiting.pk, 0.68, "band")
+    expect(admin.locator("[data-status-badge]")).to_have_text("Running")
+    expect(admin.locator(".progress .label")).to_contain_text("68%")
     shot(admin, "loop-run-running", full_page=False)
     # A complete run: pairs paged with their titles, and the histogram's bars open the queue at their range.
     page, _ = login(browser, live_server, editor.username, SMALL)

@@ -86,6 +86,8 @@ def test_the_audit_finds_a_pair_built_to_be_missed(import_records):
     assert audit.missed[0][2] == pytest.approx(hand_jaccard(SEED001_TEXTS["A"], SEED001_TEXTS["C"]))
     report = evaluation.run_evaluate(run=run, label_set=label_set)
     assert report.pairs[0].error(0.7) == metrics.MISSED_BY_LSH and report.metrics[0].candidate_recall == 0.0
+    # At a threshold above its score, the pair would be missed even had LSH returned it: below threshold.
+    assert report.pairs[0].error(0.9) == metrics.BELOW_THRESHOLD
 
 
 @pytest.mark.django_db

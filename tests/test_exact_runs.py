@@ -158,7 +158,7 @@ def test_screen_sync_and_export_pairs(import_records, queue, tmp_path, capsys):
     out = capsys.readouterr().out
     run = ScreeningRun.objects.get()
     assert f"run {run.pk}\n" in out
-    assert "exact pass: 1 groups of 2+ covering 2 documents, 1 singletons, 1 candidate pairs" in out
+    assert "exact pass: 1 group of 2+ covering 2 documents, 1 singleton, 1 candidate pair" in out
     target = tmp_path / "pairs.csv"
     call_command("export_pairs", str(run.pk), "--out", str(target))
     with open(target, encoding="utf-8", newline="") as f:
@@ -176,10 +176,18 @@ def test_screen_sync_shows_progress_and_a_summary_not_worker_logs(import_records
     captured = capsys.readouterr()
     run = ScreeningRun.objects.get()
     assert f"run {run.pk} 100% " in captured.err  # the progress bar's last state (one line per stage, no tty)
-    worker_lines = [r for r in caplog.records if r.name.startswith("rq.") and r.levelname == "INFO"]
-    assert "Listening on" not in captured.err + captured.out and not worker_lines
+    assert "Listening on" not in captured.err + captured.out and not caplog.records  # no log lines
     call_command("screen", "--corpus", "seed", "--exact", "--sync", verbosity=2)
-    assert any("Listening on" in r.getMessage() for r in caplog.records)  # -v 2 shows the worker's own lines
+    assert any(r.getMessage() == f"run {run.pk + 1}: exact" for r in caplog.records)  # -v 2: each stage logged
+
+
+@pytest.mark.django_db(transaction=True)
+def test_screen_sync_does_the_work_here_even_while_a_worker_runs(import_records, worker_process, capsys):
+    import_records("seed", SEED000)
+    worker_process()
+    call_command("screen", "--corpus", "seed", "--exact", "--sync")  # never queued: the worker cannot take it
+    assert "exact pass: 1 group of 2+" in capsys.readouterr().out
+    assert ScreeningRun.objects.get().status == "complete"
 
 
 def test_the_progress_bar_redraws_in_place_on_a_terminal():
@@ -213,7 +221,7 @@ def test_screen_wait_blocks_until_a_worker_process_finishes(import_records, work
     import_records("seed", SEED000)
     worker_process()
     call_command("screen", "--corpus", "seed", "--exact", "--wait")
-    assert "exact pass: 1 groups of 2+" in capsys.readouterr().out
+    assert "exact pass: 1 group of 2+" in capsys.readouterr().out
     assert ScreeningRun.objects.get().status == "complete"
 
 

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from screening.ingest.formats import Limits, read_all
+from screening.ingest.formats import LANGUAGE_REQUIRED, Limits, read_all
 from tests.seeds import SEED000, SEED001
 
 LIMITS = Limits(upload_bytes=10_000_000, zip_members=100, member_bytes=1_000_000, expanded_bytes=3_000_000,
@@ -98,7 +98,7 @@ def test_single_txt_takes_doc_id_from_file_name_and_language_from_upload(write):
 
 def test_single_txt_without_language_is_refused(write):
     _, problems, _ = problems_of(write("g.txt", "text"))
-    assert problems == ["g.txt, field language: is required (give it per record or choose a language for the upload)"]
+    assert problems == [f"g.txt, field language: {LANGUAGE_REQUIRED}"]
 
 
 def test_zip_of_txt_with_manifest_gives_per_file_metadata(write):
@@ -294,7 +294,7 @@ def test_every_problem_is_listed_not_just_the_first(write):
     text = jsonl([{"doc_id": "a", "body": ""}, {"language": "en", "body": "x"}])
     _, problems, _ = problems_of(write("many.jsonl", text))
     assert problems == [
-        "many.jsonl line 1, field language: is required (give it per record or choose a language for the upload)",
+        f"many.jsonl line 1, field language: {LANGUAGE_REQUIRED}",
         "many.jsonl line 1, field body: is empty or only whitespace",
         "many.jsonl line 2, field doc_id: is required",
     ]

@@ -44,6 +44,11 @@ TABLE = {
     "review:undo": ("POST", REVIEWERS),
     "review:skip": ("POST", REVIEWERS),
     "review:lease": ("POST", REVIEWERS),
+    "review:cluster": ("GET", REVIEWERS),
+    "review:cluster_decide": ("POST", REVIEWERS),
+    "review:cluster_next": ("GET", REVIEWERS),
+    "review:bulk_preview": ("GET", REVIEWERS),
+    "review:bulk_confirm": ("POST", REVIEWERS),
     "review:policy": ("GET", {"admin"}),
     "review:arbitration_queue": ("GET", {"arbiter"}),
     "review:arbitration_next": ("GET", {"arbiter"}),
@@ -95,7 +100,7 @@ def world(import_records, admin_user, editor, arbiter):
         "evaluation": [run.pk], "labels_from_verdicts": [run.pk], "pair": [pair.pk], "judge": [pair.pk],
         "arbitrate": [pair.pk], "skip": [pair.pk], "lease": [pair.pk], "policy": ["zh"], "dashboard": [run.pk],
         "sheet_start": [run.pk], "sheet_status": [1], "audit_start": [run.pk], "model_train": [run.pk],
-        "audit_status": [1],
+        "audit_status": [1], "cluster": [run.pk, 1], "cluster_decide": [run.pk, 1], "cluster_next": [run.pk],
         "sheet_download": [1, "csv"], "role": [editor.pk], "active": [editor.pk], "password": [editor.pk],
     }
     return clients, args

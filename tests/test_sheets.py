@@ -134,6 +134,15 @@ def test_the_untouched_sheet_verifies_with_only_the_public_key(exported, capsys)
 
 
 @pytest.mark.django_db
+def test_a_key_file_that_is_not_a_public_key_is_named_not_a_traceback(exported, tmp_path):
+    csv_path, manifest_path, _ = exported
+    bad = tmp_path / "key.pem"
+    bad.write_text("not a key\n")
+    with pytest.raises(CommandError, match="key.pem: not an Ed25519 public key in PEM form"):
+        verify(csv_path, manifest_path, bad)
+
+
+@pytest.mark.django_db
 def test_changing_one_byte_is_caught_and_located(exported, capsys):
     csv_path, manifest_path, key = exported
     data = csv_path.read_bytes().replace("每周 became".encode(), "每月 became".encode())

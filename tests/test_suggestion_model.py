@@ -35,6 +35,16 @@ def test_a_model_learns_copies_from_the_evidence_and_scores_itself_by_family():
     assert model.suggest(other).verdict != "merge-entry"
 
 
+def test_a_model_leaves_language_twins_to_the_rules_never_confident():
+    evidence, labels, families = dataset()
+    model = learned.train(evidence, labels, families)
+    twin = fake_evidence(True, random.Random(4))
+    twin.languages = ("en", "en-us")
+    assert twin.languages_differ and model.probability(twin) > 0.95
+    s = model.suggest(twin)
+    assert (s.verdict, s.confidence, s.source) == ("merge-entry", 0.75, "rules") and "two language tags" in s.reasons[0]
+
+
 def test_a_model_is_plain_numbers_and_round_trips_through_json():
     import json
 

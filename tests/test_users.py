@@ -174,3 +174,12 @@ def test_a_password_set_in_django_admin_by_someone_else_is_marked(staff_client, 
         "password1": "set in the admin 5", "password2": "set in the admin 5", "usable_password": "true"})
     assert response.status_code == 302
     assert accounts.chosen_by_other(editor) is not None
+
+
+@pytest.mark.django_db
+def test_a_refused_new_reviewer_keeps_what_was_typed_but_the_password(admin_client):
+    response = admin_client.post(reverse("users:create"), {"username": "nadia", "full_name": "Nadia Rahimi",
+                                                           "role": "editor", "password": "short"})
+    page = response.content.decode()
+    assert response.status_code == 400 and "too short" in page
+    assert 'value="nadia"' in page and 'value="Nadia Rahimi"' in page and 'value="short"' not in page

@@ -95,6 +95,17 @@ def _pairs(run: ScreeningRun, selection: Selection):
     return pairs.distinct().order_by("pk")
 
 
+def _action_cells(action) -> dict:
+    """Which cluster or bulk decision recorded a judgement (an undo is marked like the decision it undoes)."""
+    if action is None:
+        return {}
+    decided = action.undoes if action.kind == "undo" and action.undoes else action
+    undo = " (undo)" if action.kind == "undo" else ""
+    if decided.kind == "cluster":
+        return {"decided_for_cluster": f"{decided.cluster}{undo}"}
+    return {"bulk_action": f"bulk #{decided.pk}{undo}"}
+
+
 def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable[[float], None] | None = None
                   ) -> Iterator[dict]:
     """One record per judgement and per arbitration, by pair, in the order they were recorded."""
@@ -107,7 +118,7 @@ def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable
         judgements: dict[int, list[Judgement]] = {}
         for j in Judgement.objects.filter(pair_id__in=chunk).filter(selection.window("created_at")).filter(
                 Q(reviewer__username=selection.reviewer) if selection.reviewer else Q()
-        ).select_related("reviewer").order_by("created_at", "id"):
+        ).select_related("reviewer", "action__undoes").order_by("created_at", "id"):
             judgements.setdefault(j.pair_id, []).append(j)
         arbitrations: dict[int, list[Arbitration]] = {}
         for a in Arbitration.objects.filter(pair_id__in=chunk).select_related("arbiter").order_by("created_at", "id"):
@@ -133,7 +144,8 @@ def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable
                 if isinstance(r, Judgement):
                     yield dict(common, record="judgement", reviewer=r.reviewer.get_username(), verdict=r.verdict,
                                reason=r.reason, retained_version=r.retained, related_source=r.related_source,
-                               reviewed_at=iso(r.created_at), signed_at=signed_at(r.reviewer_id, r.created_at))
+                               reviewed_at=iso(r.created_at), signed_at=signed_at(r.reviewer_id, r.created_at),
+                               **_action_cells(r.action))
                 else:
                     yield dict(common, record="self-arbitration" if r.self_arbitrated else "arbitration",
                                reviewer="", verdict=r.verdict, reason=r.reason, retained_version=r.retained,

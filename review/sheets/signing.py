@@ -25,8 +25,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from dedup_site.csvcells import neutralise
 from dedup_site.private_files import create_private
 
-FORMAT = "dedup-review-sheet-v2"  # v2: a row's record may also be "self-arbitration"; rows in time order
-READABLE_FORMATS = ("dedup-review-sheet-v1", FORMAT)  # the same columns and chain: both verify
+# v2: a row's record may also be "self-arbitration"; rows in time order. v3: two columns before the chain,
+# decided_for_cluster (the cluster a judgement was decided for) and bulk_action (the bulk decision's number).
+FORMAT = "dedup-review-sheet-v3"
+READABLE_FORMATS = ("dedup-review-sheet-v1", "dedup-review-sheet-v2", FORMAT)  # every one verifies
 MEANING = ("The exporting site attests that this sheet holds every judgement and arbitration of the run that "
            "matched the selection at export time, as recorded; each reviewer's own signature is shown per row.")
 REVIEWER_MEANING = "I reviewed these pairs and these verdicts are mine."
@@ -34,8 +36,10 @@ COLUMNS = [
     "export_id", "row", "run_id", "pair_id", "record", "left_doc_id", "right_doc_id", "left_source_id",
     "right_source_id", "left_version", "right_version", "left_source_sha256", "right_source_sha256", "jaccard",
     "minhash_estimate", "revision_signals", "reviewer", "verdict", "reason", "retained_version", "related_source",
-    "reviewed_at", "signed_at", "arbitration_status", "final_verdict", "arbiter", "arbitrated_at", "chain",
+    "reviewed_at", "signed_at", "arbitration_status", "final_verdict", "arbiter", "arbitrated_at",
+    "decided_for_cluster", "bulk_action", "chain",
 ]
+COLUMNS_V2 = [c for c in COLUMNS if c not in ("decided_for_cluster", "bulk_action")]  # v1 and v2 sheets
 GENESIS = "0" * 64
 
 
@@ -123,11 +127,11 @@ def _diagnose(data: bytes) -> list[str]:
         rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
     except (UnicodeDecodeError, csv.Error) as error:
         return [f"the CSV cannot be read ({error})"]
-    if not rows or rows[0] != COLUMNS:
+    if not rows or rows[0] not in (COLUMNS, COLUMNS_V2):
         return ["the header row was changed"]
     body = rows[1:]
     for line, row in enumerate(body, start=2):
-        if len(row) != len(COLUMNS) or not row[1].isdigit():
+        if len(row) != len(rows[0]) or not row[1].isdigit():
             return [f"line {line} is malformed (its cells or its row number were changed)"]
     numbers = [int(row[1]) for row in body]
     missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))

@@ -58,8 +58,11 @@ class Model:
         return 1.0 / (1.0 + math.exp(-(a * score + b)))
 
     def suggest(self, e: Evidence) -> suggest.Suggestion:
-        p = self.probability(e)
         rules = suggest.suggest(e)
+        if e.languages_differ:
+            # A language twin asks a person which tag is right: no model makes that a confident merge.
+            return rules
+        p = self.probability(e)
         if p >= 0.5:
             reasons = rules.reasons if rules.verdict == suggest.MERGE else ("learned from this corpus's labels",)
             return suggest.Suggestion(suggest.MERGE, round(p, 3), reasons, "model")

@@ -33,7 +33,8 @@ class LabelledPair:
         return self.candidate and self.jaccard is not None and self.jaccard >= threshold
 
     def error(self, threshold: float) -> str:
-        if self.label == 1 and not self.candidate:
+        # Missed by LSH only when LSH is to blame: found, it would have scored at or above the threshold.
+        if self.label == 1 and not self.candidate and self.jaccard is not None and self.jaccard >= threshold:
             return MISSED_BY_LSH
         if self.label == 1 and not self.predicted(threshold):
             return BELOW_THRESHOLD

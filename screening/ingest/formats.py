@@ -57,6 +57,8 @@ class Problem:
         return f"{where}: {self.rule}"
 
 
+LANGUAGE_REQUIRED = ("is required (give it per record, in a ZIP's manifest.csv, or for the whole upload: the "
+                     "upload form's language, import_corpus --language)")
 _SPECIFIC = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
 
 
@@ -197,7 +199,7 @@ def _check_language(language, place: str, report: Report) -> None:
     if not isinstance(language, str):
         report.problem(place, "language", f"must be text, not {type(language).__name__}")
     elif not language:
-        report.problem(place, "language", "is required (give it per record or choose a language for the upload)")
+        report.problem(place, "language", LANGUAGE_REQUIRED)
     elif not LANGUAGE_RE.fullmatch(language):
         report.problem(place, "language", f"{language!r} is not a lowercase language tag such as fa, en, zh-hant")
 

@@ -35,30 +35,37 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
                json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else ""]
 
 
+def _n(count: int, one: str, many: str = "") -> str:
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
 def run_summary(run: ScreeningRun) -> str:
     s = run.stats
     if run.status == ScreeningRun.Status.FAILED:
         return f"run {run.pk} failed: {run.error.strip().splitlines()[-1] if run.error else 'unknown error'}"
     if run.status != ScreeningRun.Status.COMPLETE:
         return f"run {run.pk} is {run.status}"
-    parts = [f"run {run.pk} complete: {s.get('documents', 0)} documents"]
+    parts = [f"run {run.pk} complete: {_n(s.get('documents', 0), 'document')}"]
     if run.exact:
         parts.append(
-            f"exact pass: {s.get('exact_groups', 0)} groups of 2+ covering {s.get('exact_grouped_documents', 0)} "
-            f"documents, {s.get('exact_singletons', 0)} singletons, {s.get('exact_pairs', 0)} candidate pairs"
+            f"exact pass: {_n(s.get('exact_groups', 0), 'group')} of 2+ covering "
+            f"{_n(s.get('exact_grouped_documents', 0), 'document')}, {_n(s.get('exact_singletons', 0), 'singleton')}, "
+            f"{_n(s.get('exact_pairs', 0), 'candidate pair')}"
         )
     if run.near:
         n = s["near"]
         parts.append(
-            f"near pass: {n['signed']} signed ({n['empty']} without shingles), {n['lsh_candidates']} LSH candidates, "
-            f"{n['stored']} pairs stored (Jaccard >= {run.config['near']['storage_floor']}; {n['below_floor']} below), "
-            f"{n['at_or_above_threshold']} at or above {run.config['near']['threshold']}"
+            f"near pass: {n['signed']} signed ({n['empty']} without shingles), "
+            f"{_n(n['lsh_candidates'], 'LSH candidate')}, {_n(n['stored'], 'pair')} stored (Jaccard >= "
+            f"{run.config['near']['storage_floor']}; {n['below_floor']} below), {n['at_or_above_threshold']} at or "
+            f"above {run.config['near']['threshold']}"
         )
         if index := n.get("index"):
-            parts.append(f"incremental: built the LSH index ({index['new_documents']} documents)" if index["built_now"]
-                         else f"incremental: {index['new_documents']} new documents looked up in the LSH index of "
-                              f"{index['indexed_before']}")
-    parts.append(f"{s.get('clusters', 0)} clusters")
+            parts.append(f"incremental: built the LSH index ({_n(index['new_documents'], 'document')})"
+                         if index["built_now"] else
+                         f"incremental: {_n(index['new_documents'], 'new document')} looked up in the LSH index of "
+                         f"{index['indexed_before']}")
+    parts.append(_n(s.get("clusters", 0), "cluster"))
     return "; ".join(parts)
 
 

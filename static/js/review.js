@@ -115,4 +115,8 @@
     span.addEventListener("click", jump);
     span.addEventListener("keydown", function (event) { if (event.key === "Enter") { event.stopPropagation(); jump(); } });
   });
+  // A floating message (main.wide) goes after a while, unless it reports an error.
+  document.querySelectorAll("main.wide .messages li:not(.msg-error)").forEach(function (item) {
+    setTimeout(function () { item.hidden = true; }, 8000);
+  });
 })();

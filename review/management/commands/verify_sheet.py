@@ -26,7 +26,11 @@ class Command(BaseCommand):
         except (ValueError, UnicodeDecodeError) as error:
             raise CommandError(f"{manifest_path}: not a JSON manifest ({error})") from error
         if options["public_key"]:
-            key = signing.load_public_key(options["public_key"].read_bytes())
+            try:
+                key = signing.load_public_key(options["public_key"].read_bytes())
+            except (OSError, ValueError) as error:
+                raise CommandError(f"{options['public_key']}: not an Ed25519 public key in PEM form ({error}); "
+                                   f"download the site's key from its signing-key page") from error
         else:
             from review.sheets import sheet_exports
 

@@ -1,6 +1,6 @@
 import django_rq
 from django.core.management.base import BaseCommand, CommandError
-from rq import SimpleWorker, Worker
+from rq import Worker
 
 from dedup_site import progress
 from dedup_site.cli import Poller, ProgressBar, wait_until
@@ -9,6 +9,7 @@ from screening import runs
 from screening.engine.minhash import NearConfig
 from screening.engine.normalize import POLICIES
 from screening.models import Corpus, ScreeningRun
+from screening.runs.lifecycle import STAGES
 
 
 class Command(BaseCommand):
@@ -49,10 +50,12 @@ class Command(BaseCommand):
             storage_floor=options["storage_floor"],
         )
         ensure_redis(stop_at_exit=True)
+        options_ = runs.RunOptions(exact=exact, near=near, incremental=options["incremental"],
+                                   reviews_required=options["reviews_required"], near_config=config)
         try:
-            run = runs.run_start(corpus=corpus, options=runs.RunOptions(
-                exact=exact, near=near, incremental=options["incremental"],
-                reviews_required=options["reviews_required"], near_config=config))
+            # --sync runs here, never queued: a worker already running would take the job instead.
+            run = (runs.run_create(corpus=corpus, options=options_) if options["sync"]
+                   else runs.run_start(corpus=corpus, options=options_))
         except runs.RunRefused as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"run {run.pk}")
@@ -63,16 +66,14 @@ class Command(BaseCommand):
         if not (options["sync"] or options["wait"]):
             self.stdout.write("queued; a worker will take it (see its page, or use --wait)")
             return
-        queue = django_rq.get_queue("default")
-        if options["wait"] and not Worker.count(connection=queue.connection):
-            self.stderr.write("no worker is running yet: start one (make run, or manage.py worker); waiting")
-        # A progress bar and then the summary; the worker's own log lines only with -v 2 and more.
-        with Poller(ProgressBar(getattr(self.stderr, "_out", self.stderr), f"run {run.pk}"), lambda: _state(run.pk)):
-            if options["sync"]:
-                level = "INFO" if options["verbosity"] >= 2 else "WARNING"
-                SimpleWorker([queue], connection=queue.connection, serializer=queue.serializer).work(
-                    burst=True, logging_level=level)
-            else:
+        bar = ProgressBar(getattr(self.stderr, "_out", self.stderr), f"run {run.pk}")
+        if options["sync"]:
+            self._execute(run, bar, verbose=options["verbosity"] >= 2)
+        else:
+            queue = django_rq.get_queue("default")
+            if not Worker.count(connection=queue.connection):
+                self.stderr.write("no worker is running yet: start one (make run, or manage.py worker); waiting")
+            with Poller(bar, lambda: _state(run.pk)):
                 wait_until(lambda: not ScreeningRun.objects.get(pk=run.pk).is_active)
         run.refresh_from_db()
         summary = runs.run_summary(run)
@@ -81,6 +82,38 @@ class Command(BaseCommand):
         self.stdout.write(summary)
 
 
+    def _execute(self, run, bar: ProgressBar, verbose: bool) -> None:
+        """The whole run in this process, drawn on the bar; a failure is recorded on the run, as a worker's."""
+        log = _stage_logger(verbose)
+        # Each stage's share of the whole, as the run page weighs them.
+        stages = {name: 0.0 for name in STAGES if run.near or name in ("exact", "publish")}
+
+        def report(fraction: float, stage: str) -> None:
+            if verbose and stages.get(stage) == 0.0 and fraction == 0.0:
+                log.info("run %s: %s", run.pk, stage)
+            stages[stage] = fraction
+            overall = sum(STAGES[n] * done for n, done in stages.items()) / sum(STAGES[n] for n in stages)
+            progress.report("run", run.pk, overall, stage, stages=dict(stages))  # the run page follows it too
+            bar.draw(overall, stage)
+
+        try:
+            runs.run_execute(run=run, on_progress=report)
+            bar.draw(1.0, "done")
+        except Exception as error:  # noqa: BLE001 - recorded on the run and reported as the command's failure
+            runs.run_fail(run_id=run.pk, error=f"{type(error).__name__}: {error}")
+        finally:
+            bar.close()
+
 def _state(run_id: int) -> tuple[float, str] | None:
     state = progress.read("run", run_id)
     return (state.get("fraction", 0.0), state.get("stage", "")) if state else None
+
+
+def _stage_logger(verbose: bool):
+    """With -v 2, each stage's start is logged (the progress bar alone otherwise)."""
+    import logging
+
+    log = logging.getLogger("screening.runs")
+    if verbose:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    return log

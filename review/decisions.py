@@ -1,0 +1,275 @@
+"""Decisions for many pairs at once: a cluster's (one look at a family of copies) and a filtered set's (bulk,
+after a preview). Every pair still gets its own judgement, recorded by review.services.judge_locked under the
+same rules as pair by pair (blind review, k reviewers, leases, nothing after arbitration), each pointing at
+the ReviewAction that decided it; undo withdraws the whole action as newer records.
+
+A plan says what a decision would record before anything is: which pairs get which verdict, and which are
+left out and why. A decision that would contradict the reviewer's own verdicts (A=B, B=C, yet A≠C) is
+refused with the pairs named; one that contradicts other reviewers' settled verdicts is recorded and the
+cluster check sends the pairs to arbitration, as it does pair by pair.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from review import selectors
+from review.models import WITHDRAWN, CurrentVerdict, Judgement, Lease, ReviewAction, Verdict
+from review.services import COPY, ReviewRefused, _clean, _locked_pair, judge_locked, judgement_undo, pair_refresh
+from screening.engine.cluster import components
+from screening.models import CandidatePair, Document, ScreeningRun
+
+MAX_CLUSTER_MEMBERS = 200  # beyond one look: such a cluster is decided pair by pair or in bulk with filters
+BULK_LIMIT = 5000
+SPLIT_VERDICTS = (Verdict.VALID_REVISION, Verdict.PUBLIC_QUOTE, Verdict.KEEP_BOTH)
+ALREADY_MINE, ARBITRATED, FULL, BETWEEN_SPLITS = (
+    "already judged by you", "settled by arbitration", "has the reviewers it needs", "between two members split off")
+
+
+@dataclass(frozen=True)
+class Planned:
+    pair_id: int
+    left: str  # doc_id
+    right: str
+    verdict: str
+    retained: str
+
+
+@dataclass
+class Plan:
+    rows: list[Planned] = field(default_factory=list)
+    skipped: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    contradictions: list[str] = field(default_factory=list)
+
+    @property
+    def token(self) -> str:
+        """What a preview showed, so that the confirmation records exactly that set."""
+        text = ";".join(f"{r.pair_id}:{r.verdict}:{r.retained}" for r in sorted(self.rows, key=lambda r: r.pair_id))
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for r in self.rows:
+            out[r.verdict] += 1
+        return dict(out)
+
+
+def _judgeable(pairs: list[CandidatePair], reviewer, plan: Plan) -> list[CandidatePair]:
+    """The pairs this reviewer may judge now, as judge_locked would decide (checked again under the locks);
+    the others go to plan.skipped with the reason, in the blind words for pairs they have no part in."""
+    ids = [p.pk for p in pairs]
+    mine = set(CurrentVerdict.objects.filter(pair_id__in=ids, reviewer=reviewer).exclude(verdict=WITHDRAWN)
+               .values_list("pair_id", flat=True))
+    judged_by_me = set(Judgement.objects.filter(pair_id__in=ids, reviewer=reviewer).values_list("pair_id", flat=True))
+    holders: dict[int, set[int]] = defaultdict(set)
+    for pair_id, who in CurrentVerdict.objects.filter(pair_id__in=ids).exclude(verdict=WITHDRAWN).values_list(
+            "pair_id", "reviewer_id"):
+        holders[pair_id].add(who)
+    for pair_id, who in Lease.objects.filter(pair_id__in=ids, expires_at__gt=timezone.now()).values_list(
+            "pair_id", "reviewer_id"):
+        holders[pair_id].add(who)
+    arbitrated = set(CandidatePair.objects.filter(pk__in=ids, arbitrations__isnull=False).values_list("pk", flat=True))
+    out = []
+    for p in pairs:
+        if p.pk in mine:
+            plan.skipped[ALREADY_MINE].append(p.pk)
+        elif p.pk in arbitrated and p.pk in judged_by_me:
+            plan.skipped[ARBITRATED].append(p.pk)
+        elif p.status not in (selectors.PENDING, selectors.JUDGED) or \
+                len(holders[p.pk] - {reviewer.pk}) >= p.run.reviews_required:
+            plan.skipped[FULL].append(p.pk)
+        else:
+            out.append(p)
+    return out
+
+
+def _self_contradictions(plan: Plan, reviewer, run_id: int) -> list[str]:
+    """Pairs the plan would judge different although the plan and the reviewer's own current verdicts link
+    them by copies (A=B, B=C, A≠C), named."""
+    planned = {r.pair_id: r for r in plan.rows}
+    own = dict(CurrentVerdict.objects.filter(reviewer=reviewer, run_id=run_id).exclude(verdict=WITHDRAWN)
+               .exclude(pair_id__in=list(planned)).values_list("pair_id", "verdict"))
+    ends = dict((pk, (a, b)) for pk, a, b in CandidatePair.objects.filter(pk__in=[*planned, *own]).values_list(
+        "pk", "left__doc_id", "right__doc_id"))
+    verdicts = {**own, **{pk: r.verdict for pk, r in planned.items()}}
+    component = {}
+    for number, members in enumerate(components(ends[pk] for pk, v in verdicts.items() if v == COPY)):
+        component.update(dict.fromkeys(members, number))
+    out = []
+    for pk, verdict in verdicts.items():
+        a, b = ends[pk]
+        if verdict not in (COPY, Verdict.ARBITRATION) and a in component and component[a] == component.get(b):
+            whose = "this decision" if pk in planned else "your earlier judgement"
+            out.append(f"{a} · {b} would be {verdict} ({whose}), yet linked as copies by your other verdicts")
+    return out
+
+
+# --- cluster ---------------------------------------------------------------------------------------
+
+
+def cluster_pairs(run: ScreeningRun, cluster: int):
+    return (CandidatePair.objects.filter(run=run, cluster=cluster).select_related("left", "right", "run")
+            .order_by("-jaccard", "id"))
+
+
+def cluster_plan(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, verdict: str,
+                 splits: dict[int, str] | None = None) -> Plan:
+    """What deciding the cluster would record: the family's verdict for the pairs between members kept in the
+    family (retained: the keeper's side), a split member's own verdict for its pairs with the family, and
+    nothing for pairs between two members split off (they are left for pair-by-pair review)."""
+    splits = splits or {}
+    pairs = list(cluster_pairs(run, cluster))
+    members = {d for p in pairs for d in (p.left_id, p.right_id)}
+    if not pairs:
+        raise ReviewRefused(f"run {run.pk} has no cluster {cluster}")
+    if len(members) > MAX_CLUSTER_MEMBERS:
+        raise ReviewRefused(f"cluster {cluster} has {len(members)} members, more than one look can take "
+                            f"({MAX_CLUSTER_MEMBERS}); review it pair by pair or in bulk with filters")
+    if keeper not in members or any(m not in members for m in splits):
+        raise ReviewRefused(f"the retained version and the members split off must be members of cluster {cluster}")
+    if keeper in splits:
+        raise ReviewRefused("the retained version cannot be split off its own family")
+    if verdict not in [v.value for v in Verdict] or any(v not in SPLIT_VERDICTS for v in splits.values()):
+        raise ReviewRefused(f"a family's verdict is one of {', '.join(v.value for v in Verdict)}; a member split "
+                            f"off is one of {', '.join(v.value for v in SPLIT_VERDICTS)}")
+    plan = Plan()
+    for p in _judgeable(pairs, reviewer, plan):
+        a, b = splits.get(p.left_id), splits.get(p.right_id)
+        if a and b:
+            plan.skipped[BETWEEN_SPLITS].append(p.pk)
+            continue
+        chosen = a or b or verdict
+        retained = ("left" if p.left_id == keeper else "right" if p.right_id == keeper else "") \
+            if chosen == COPY else "both"
+        plan.rows.append(Planned(p.pk, p.left.doc_id, p.right.doc_id, chosen, retained))
+    plan.contradictions = _self_contradictions(plan, reviewer, run.pk)
+    return plan
+
+
+def cluster_decide(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, verdict: str, reason: str,
+                   splits: dict[int, str] | None = None) -> ReviewAction:
+    """Record the cluster's decision: one judgement per pair of the plan, all or none."""
+    splits = splits or {}
+    _, reason = _clean(verdict, reason, "", list(Verdict))
+    plan = cluster_plan(run=run, cluster=cluster, reviewer=reviewer, keeper=keeper, verdict=verdict, splits=splits)
+    docs = dict(Document.objects.filter(pk__in=[keeper, *splits]).values_list("pk", "doc_id"))
+    selection = {"keeper": keeper, "keeper_doc_id": docs[keeper],
+                 "splits": {docs[m]: v for m, v in splits.items()}}
+    return _record(plan, kind=ReviewAction.Kind.CLUSTER, run=run, reviewer=reviewer, verdict=verdict, reason=reason,
+                   selection=selection, cluster=cluster)
+
+
+def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str, reason: str, selection: dict,
+            cluster: int | None = None) -> ReviewAction:
+    if plan.contradictions:
+        raise ReviewRefused("not recorded: " + "; ".join(plan.contradictions[:5]))
+    if not plan.rows:
+        raise ReviewRefused("nothing to record: every pair of this selection is " + ", or ".join(plan.skipped)
+                            if plan.skipped else "nothing to record")
+    with transaction.atomic():
+        action = ReviewAction.objects.create(kind=kind, run=run, reviewer=reviewer, cluster=cluster,
+                                             verdict=verdict, reason=reason, selection=selection,
+                                             judgements=len(plan.rows))
+        for row in sorted(plan.rows, key=lambda r: r.pair_id):  # locks taken in one order: no deadlock
+            judge_locked(_locked_pair(row.pair_id), reviewer, row.verdict, reason, row.retained, "", action=action)
+    return action
+
+
+def next_cluster(run: ScreeningRun, reviewer, after: int | None = None) -> int | None:
+    """The next cluster of the run (by number, after `after`) with a pair this reviewer may still judge."""
+    numbers = (CandidatePair.objects.filter(run=run, cluster__isnull=False, status__in=[selectors.PENDING,
+                                                                                        selectors.JUDGED])
+               .exclude(current_verdicts__reviewer=reviewer).order_by("cluster").values_list("cluster", flat=True)
+               .distinct())
+    if after is not None:
+        numbers = numbers.filter(cluster__gt=after)
+    for number in numbers[:50]:
+        plan = Plan()
+        if _judgeable(list(cluster_pairs(run, number)), reviewer, plan):
+            return number
+    return None
+
+
+# --- bulk ------------------------------------------------------------------------------------------
+
+
+def bulk_plan(*, flt: selectors.QueueFilter, reviewer, verdict: str) -> Plan:
+    """What confirming the filtered set in bulk would record: the verdict for every pair of it this reviewer
+    may judge (at most BULK_LIMIT; retained: the exact group's representative for exact pairs)."""
+    if flt.run is None:
+        raise ReviewRefused("a bulk decision takes the pairs of one run: choose the run")
+    if verdict not in [v.value for v in Verdict if v != Verdict.ARBITRATION]:
+        raise ReviewRefused(f"a bulk verdict is one of {', '.join(v.value for v in Verdict if v != 'arbitration')}")
+    pairs = list(flt.apply(CandidatePair.objects.select_related("left", "right", "run"))
+                 .order_by(*flt.ordering())[: BULK_LIMIT + 1])
+    if len(pairs) > BULK_LIMIT:
+        raise ReviewRefused(f"these filters hold more than {BULK_LIMIT} pairs: narrow them (a score range, a "
+                            f"suggestion, a minimum confidence)")
+    plan = Plan()
+    for p in _judgeable(pairs, reviewer, plan):
+        exact = p.pass_name == CandidatePair.Pass.EXACT  # the right side is the exact group's representative
+        retained = ("right" if exact else "") if verdict == COPY else "both"
+        plan.rows.append(Planned(p.pk, p.left.doc_id, p.right.doc_id, verdict, retained))
+    plan.contradictions = _self_contradictions(plan, reviewer, flt.run)
+    return plan
+
+
+def bulk_decide(*, flt: selectors.QueueFilter, reviewer, verdict: str, reason: str, token: str,
+                filters: dict) -> ReviewAction:
+    """Record the previewed set: refused when the set changed since the preview (`token`)."""
+    _, reason = _clean(verdict, reason, "", list(Verdict))
+    plan = bulk_plan(flt=flt, reviewer=reviewer, verdict=verdict)
+    if plan.token != token:
+        raise ReviewRefused(f"the set changed since the preview ({len(plan.rows)} pairs now): look at the preview "
+                            f"again before confirming")
+    return _record(plan, kind=ReviewAction.Kind.BULK, run=ScreeningRun.objects.get(pk=flt.run), reviewer=reviewer,
+                   verdict=verdict, reason=reason, selection=filters)
+
+
+# --- undo ------------------------------------------------------------------------------------------
+
+
+def action_undo(*, action: ReviewAction, reviewer) -> ReviewAction:
+    """Withdraw every judgement of the action that is still the reviewer's current verdict, each by a newer
+    'withdrawn' judgement; pairs judged again since, or arbitrated, keep what they have."""
+    if action.reviewer_id != reviewer.pk:
+        raise ReviewRefused("only the reviewer who took a decision can undo it")
+    if action.kind == ReviewAction.Kind.UNDO or ReviewAction.objects.filter(undoes=action).exists():
+        raise ReviewRefused(f"{action.kind} decision #{action.pk} was already undone")
+    with transaction.atomic():
+        rows = list(CurrentVerdict.objects.filter(reviewer=reviewer, judgement__action=action)
+                    .exclude(pair__arbitrations__isnull=False).select_related("judgement").order_by("pair_id"))
+        undo = ReviewAction.objects.create(kind=ReviewAction.Kind.UNDO, run_id=action.run_id, reviewer=reviewer,
+                                           cluster=action.cluster, undoes=action, judgements=len(rows),
+                                           reason=f"undo of {action.kind} decision #{action.pk}")
+        for current in rows:
+            pair = _locked_pair(current.pair_id)
+            withdrawal = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=undo.reason,
+                                                  supersedes=current.judgement, action=undo)
+            CurrentVerdict.objects.filter(pk=current.pk).update(judgement=withdrawal, verdict=WITHDRAWN)
+            pair_refresh(pair)
+    return undo
+
+
+def last_action(reviewer) -> ReviewAction | None:
+    """The reviewer's newest cluster or bulk decision not undone yet."""
+    undone = ReviewAction.objects.filter(reviewer=reviewer, kind=ReviewAction.Kind.UNDO).values("undoes_id")
+    return (ReviewAction.objects.filter(reviewer=reviewer).filter(~Q(kind=ReviewAction.Kind.UNDO))
+            .exclude(pk__in=undone).order_by("-created_at", "-id").first())
+
+
+def undo_last(reviewer) -> ReviewAction | Judgement | None:
+    """Undo the reviewer's last decision: the whole cluster or bulk action when their newest current verdict
+    came from one, else that one judgement (review.services.judgement_undo)."""
+    current = (CurrentVerdict.objects.filter(reviewer=reviewer).exclude(verdict=WITHDRAWN)
+               .select_related("judgement__action").order_by("-judgement__created_at", "-judgement_id").first())
+    action = current.judgement.action if current is not None else None
+    if action is not None and action.kind in (ReviewAction.Kind.CLUSTER, ReviewAction.Kind.BULK):
+        return action_undo(action=action, reviewer=reviewer)
+    return judgement_undo(reviewer=reviewer)
