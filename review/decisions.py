@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from review import selectors
@@ -28,8 +28,8 @@ from screening.models import CandidatePair, Document, ScreeningRun
 MAX_CLUSTER_MEMBERS = 200  # beyond one look: such a cluster is decided pair by pair or in bulk with filters
 BULK_LIMIT = 5000
 SPLIT_VERDICTS = (Verdict.VALID_REVISION, Verdict.PUBLIC_QUOTE, Verdict.KEEP_BOTH)
-ALREADY_MINE, ARBITRATED, FULL, BETWEEN_SPLITS = (
-    "already judged by you", "settled by arbitration", "has the reviewers it needs", "between two members split off")
+ALREADY_MINE, FULL, BETWEEN_SPLITS = (
+    "already judged by you", "has the reviewers it needs", "between two members split off")
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,11 @@ class Plan:
 
 def _judgeable(pairs: list[CandidatePair], reviewer, plan: Plan) -> list[CandidatePair]:
     """The pairs this reviewer may judge now, as judge_locked would decide (checked again under the locks);
-    the others go to plan.skipped with the reason, in the blind words for pairs they have no part in."""
+    the others go to plan.skipped with the reason, in the blind words for every pair the reviewer has no
+    verdict on (settled, disputed or arbitrated alike)."""
     ids = [p.pk for p in pairs]
     mine = set(CurrentVerdict.objects.filter(pair_id__in=ids, reviewer=reviewer).exclude(verdict=WITHDRAWN)
                .values_list("pair_id", flat=True))
-    judged_by_me = set(Judgement.objects.filter(pair_id__in=ids, reviewer=reviewer).values_list("pair_id", flat=True))
     holders: dict[int, set[int]] = defaultdict(set)
     for pair_id, who in CurrentVerdict.objects.filter(pair_id__in=ids).exclude(verdict=WITHDRAWN).values_list(
             "pair_id", "reviewer_id"):
@@ -74,13 +74,10 @@ def _judgeable(pairs: list[CandidatePair], reviewer, plan: Plan) -> list[Candida
     for pair_id, who in Lease.objects.filter(pair_id__in=ids, expires_at__gt=timezone.now()).values_list(
             "pair_id", "reviewer_id"):
         holders[pair_id].add(who)
-    arbitrated = set(CandidatePair.objects.filter(pk__in=ids, arbitrations__isnull=False).values_list("pk", flat=True))
     out = []
     for p in pairs:
         if p.pk in mine:
             plan.skipped[ALREADY_MINE].append(p.pk)
-        elif p.pk in arbitrated and p.pk in judged_by_me:
-            plan.skipped[ARBITRATED].append(p.pk)
         elif p.status not in (selectors.PENDING, selectors.JUDGED) or \
                 len(holders[p.pk] - {reviewer.pk}) >= p.run.reviews_required:
             plan.skipped[FULL].append(p.pk)
@@ -177,21 +174,28 @@ def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str,
                                              verdict=verdict, reason=reason, selection=selection,
                                              judgements=len(plan.rows))
         for row in sorted(plan.rows, key=lambda r: r.pair_id):  # locks taken in one order: no deadlock
-            judge_locked(_locked_pair(row.pair_id), reviewer, row.verdict, reason, row.retained, "", action=action)
+            pair = _locked_pair(row.pair_id)
+            if CurrentVerdict.objects.filter(pair=pair, reviewer=reviewer).exclude(verdict=WITHDRAWN).exists():
+                # The plan was read before the locks: a second click, or another tab, recorded it meanwhile.
+                raise ReviewRefused(f"you have judged {row.left} · {row.right} since this decision was shown "
+                                    f"(a second click, or another tab): nothing more was recorded")
+            judge_locked(pair, reviewer, row.verdict, reason, row.retained, "", action=action)
+        # Pairs the decision left (between members split off) are not kept from other reviewers.
+        Lease.objects.filter(reviewer=reviewer, pair_id__in=[pk for ids in plan.skipped.values() for pk in ids]
+                             ).delete()
     return action
 
 
 def next_cluster(run: ScreeningRun, reviewer, after: int | None = None) -> int | None:
     """The next cluster of the run (by number, after `after`) with a pair this reviewer may still judge."""
+    mine = CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN)
     numbers = (CandidatePair.objects.filter(run=run, cluster__isnull=False, status__in=[selectors.PENDING,
                                                                                         selectors.JUDGED])
-               .exclude(current_verdicts__reviewer=reviewer).order_by("cluster").values_list("cluster", flat=True)
-               .distinct())
+               .filter(~Exists(mine)).order_by("cluster").values_list("cluster", flat=True).distinct())
     if after is not None:
         numbers = numbers.filter(cluster__gt=after)
-    for number in numbers[:50]:
-        plan = Plan()
-        if _judgeable(list(cluster_pairs(run, number)), reviewer, plan):
+    for number in numbers.iterator():
+        if _judgeable(list(cluster_pairs(run, number)), reviewer, Plan()):
             return number
     return None
 

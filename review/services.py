@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from dedup_site import accounts
@@ -41,6 +42,7 @@ from screening.evaluation.labelsets import labelset_from_run
 from screening.models import CandidatePair, ScreeningRun
 
 COPY = Verdict.MERGE_ENTRY  # the verdict that says "these are copies"
+MAX_REASON = 5000  # as the forms allow
 
 
 class ReviewRefused(Exception):
@@ -57,6 +59,8 @@ def _clean(verdict: str, reason: str, retained: str, allowed) -> tuple[str, str]
     reason = (reason or "").strip()
     if not reason:
         raise ReviewRefused("a reason is required")
+    if len(reason) > MAX_REASON:
+        raise ReviewRefused(f"a reason is at most {MAX_REASON} characters ({len(reason)} given)")
     if retained and retained not in Retained.values:
         raise ReviewRefused(f"retained version {retained!r} is not one of left, right, both")
     return verdict, reason
@@ -101,17 +105,15 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
                  action=None) -> Judgement:
     """judgement_record's rules and writes for a pair already locked in the caller's transaction (cluster and
     bulk decisions record many this way, all or none)."""
-    if not selectors.took_part(pair, reviewer):
-        # Blind review: whoever has no part in the pair learns nothing of how it stands, only that it
-        # wants no more reviewers (the same words whether it is held, settled or disputed).
+    if reviewer.pk not in _judged_by(pair):
+        # Blind review: whoever has no verdict on the pair (never gave one, or withdrew it) learns nothing of
+        # how it stands, only that it wants no more reviewers (the same words whether it is held, settled,
+        # disputed or arbitrated).
         if pair.status not in (PENDING, JUDGED) or len(_holders(pair) - {reviewer.pk}) >= \
                 pair.run.reviews_required:
             raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
     else:
         _refuse_if_arbitrated(pair, "a new judgement")
-        others = _holders(pair) - {reviewer.pk}
-        if reviewer.pk not in _judged_by(pair) and len(others) >= pair.run.reviews_required:
-            raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
     judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
                                          retained=retained, related_source=(related_source or "").strip(),
                                          action=action)
@@ -196,49 +198,66 @@ def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
     )
 
 
-def pair_refresh(pair: CandidatePair) -> None:
-    """Derive the pair's status and final verdict from its records; then check its cluster."""
+def _derive(pair: CandidatePair) -> tuple[str, str, str]:
+    """(status, final verdict, flag) from the pair's own records, before its cluster has its say."""
     arbitration = pair.arbitrations.order_by("-created_at", "-id").first()
     current = list(CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN)
                    .values_list("verdict", flat=True))
-    flag = ""
     if arbitration:
-        status, final = SETTLED, arbitration.verdict
-    elif len(current) < pair.run.reviews_required:
+        return SETTLED, arbitration.verdict, ""
+    if len(current) < pair.run.reviews_required:
         # Blind review: until every required reviewer has judged, the status says nothing of the verdicts
         # given so far (an early "needs arbitration" would tell the next reviewer what the first one chose).
-        status, final = (JUDGED if current else PENDING), ""
-    elif Verdict.ARBITRATION in current:
-        status, final, flag = NEEDS_ARBITRATION, "", "a reviewer asked for arbitration"
-    elif len(set(current)) > 1:
-        status, final, flag = NEEDS_ARBITRATION, "", "the reviewers disagree"
-    else:
-        status, final = SETTLED, current[0]
+        return (JUDGED if current else PENDING), "", ""
+    if Verdict.ARBITRATION in current:
+        return NEEDS_ARBITRATION, "", "a reviewer asked for arbitration"
+    if len(set(current)) > 1:
+        return NEEDS_ARBITRATION, "", "the reviewers disagree"
+    return SETTLED, current[0], ""
+
+
+def pair_refresh(pair: CandidatePair) -> None:
+    """Derive the pair's status and final verdict from its records; then check its cluster."""
+    status, final, flag = _derive(pair)
     CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
     pair.status, pair.final_verdict, pair.flag = status, final, flag
-    if status == SETTLED and pair.cluster is not None:
+    if pair.cluster is not None:
         cluster_check(pair.run_id, pair.cluster)
 
 
 def cluster_check(run_id: int, cluster: int) -> list[int]:
-    """Flag for arbitration the settled pairs of a cluster that contradict it: judged different although
-    a chain of pairs judged copies links the two documents (A=B, B=C, but A≠C). Returns the flagged pks."""
-    settled = list(CandidatePair.objects.filter(run_id=run_id, cluster=cluster, status=SETTLED)
-                   .values_list("pk", "left_id", "right_id", "final_verdict"))
-    component_of = {}
-    for number, members in enumerate(components((a, b) for _, a, b, v in settled if v == COPY)):
-        component_of.update(dict.fromkeys(members, number))
-    flagged = [
-        pk for pk, a, b, verdict in settled
-        if verdict != COPY and a in component_of and component_of.get(a) == component_of.get(b)
-    ]
-    unarbitrated = list(CandidatePair.objects.filter(pk__in=flagged, arbitrations__isnull=True).values_list(
-        "pk", flat=True))
-    CandidatePair.objects.filter(pk__in=unarbitrated).update(
-        status=NEEDS_ARBITRATION, final_verdict="",
-        flag=f"{CLUSTER_FLAG} {cluster}: judged different, yet linked by pairs judged copies",
-    )
-    return unarbitrated
+    """Send to arbitration the pairs of a cluster that its settled verdicts contradict: a pair judged
+    different although a chain of pairs judged copies links its documents (A=B, B=C, but A≠C), or, when an
+    arbiter settled that pair as different, the unarbitrated copies that link it. Pairs it flagged earlier
+    that nothing contradicts any more (a verdict was withdrawn) go back to what their own records say.
+    Returns the pks flagged."""
+    pairs = list(CandidatePair.objects.filter(run_id=run_id, cluster=cluster).filter(
+        Q(status=SETTLED) | Q(status=NEEDS_ARBITRATION, flag__startswith=CLUSTER_FLAG)).select_related("run")
+        .annotate(arbitrated=Exists(Arbitration.objects.filter(pair=OuterRef("pk")))))
+    own = {p.pk: _derive(p) if p.flag.startswith(CLUSTER_FLAG) else (p.status, p.final_verdict, p.flag)
+           for p in pairs}
+    settled = [(p, own[p.pk][1]) for p in pairs if own[p.pk][0] == SETTLED]
+    component = {}
+    for number, members in enumerate(components((p.left_id, p.right_id) for p, v in settled if v == COPY)):
+        component.update(dict.fromkeys(members, number))
+    flagged: dict[int, str] = {}
+    for p, verdict in settled:
+        group = component.get(p.left_id)
+        if verdict == COPY or group is None or group != component.get(p.right_id):
+            continue
+        if not p.arbitrated:
+            flagged[p.pk] = f"{CLUSTER_FLAG} {cluster}: judged different, yet linked by pairs judged copies"
+        else:  # an arbiter said different: the copy links across it are what must be looked at again
+            flagged.update((q.pk, f"{CLUSTER_FLAG} {cluster}: judged a copy, yet it links two documents an "
+                                  f"arbiter settled as different") for q, v in settled
+                           if v == COPY and not q.arbitrated and component.get(q.left_id) == group)
+    for pk, text in flagged.items():
+        CandidatePair.objects.filter(pk=pk).update(status=NEEDS_ARBITRATION, final_verdict="", flag=text)
+    for p in pairs:
+        if p.pk not in flagged and p.flag.startswith(CLUSTER_FLAG):
+            status, final, own_flag = own[p.pk]
+            CandidatePair.objects.filter(pk=p.pk).update(status=status, final_verdict=final, flag=own_flag)
+    return sorted(flagged)
 
 
 def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:

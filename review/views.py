@@ -394,11 +394,11 @@ def cluster_decide(request, run_id, number):
     presets = selectors.preset_reasons_of(run.corpus_id)
     verdict = request.POST.get("verdict", "")
     reason = request.POST.get("reason", "").strip() or presets.get(verdict, "")
-    splits = {int(k.removeprefix("split_")): v for k, v in request.POST.items()
-              if k.startswith("split_") and k.removeprefix("split_").isdigit() and v}
+    splits = {_id(k.removeprefix("split_")): v for k, v in request.POST.items() if k.startswith("split_") and v}
     try:
-        action = decisions.cluster_decide(run=run, cluster=number, reviewer=request.user, keeper=id_param_post(
-            request, "keeper"), verdict=verdict, reason=reason, splits=splits)
+        action = decisions.cluster_decide(run=run, cluster=number, reviewer=request.user,
+                                          keeper=_id(request.POST.get("keeper", "")), verdict=verdict,
+                                          reason=reason, splits=splits)
     except services.ReviewRefused as error:
         messages.error(request, f"Not recorded: {error}")
         return redirect("review:cluster", run_id=run.pk, number=number)
@@ -412,9 +412,9 @@ def _verdict_counts(action: ReviewAction) -> dict[str, int]:
     return dict(Counter(action.judgement_rows.values_list("verdict", flat=True)))
 
 
-def id_param_post(request, name: str) -> int:
-    text = request.POST.get(name, "")
-    return int(text) if text.isascii() and text.isdigit() else 0
+def _id(text: str) -> int:
+    """A document id from a form field; 0 (no such document) for anything else."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else 0
 
 
 @require_GET
@@ -433,15 +433,18 @@ def cluster_next(request, run_id):
 def bulk_preview(request):
     flt, carried, _ = _filters(request)
     verdict = request.GET.get("verdict", "")
+    run = ScreeningRun.objects.filter(pk=flt.run or 0, status="complete").first()
     try:
+        if run is None:
+            raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
         plan = decisions.bulk_plan(flt=flt, reviewer=request.user, verdict=verdict)
     except services.ReviewRefused as error:
         messages.error(request, f"No bulk decision: {error}")
-        return redirect(f"{reverse('review:queue')}?{carried}")
+        return redirect(_with(reverse("review:queue"), carried))
     return render(request, "review/bulk_preview.html", {
         "plan": plan, "verdict": verdict, "carried": carried, "count": len(plan.rows),
         "rows": plan.rows[:50], "filters": [(k, v) for k, v in request.GET.items() if k in FILTER_KEYS],
-        "reason": selectors.preset_reasons_of(ScreeningRun.objects.get(pk=flt.run).corpus_id).get(verdict, ""),
+        "reason": selectors.preset_reasons_of(run.corpus_id).get(verdict, ""),
         "skipped": [(why, len(ids)) for why, ids in plan.skipped.items()],
     })
 
@@ -451,8 +454,10 @@ def bulk_preview(request):
 def bulk_confirm(request):
     flt, carried, _ = _filters(request)
     verdict = request.POST.get("verdict", "")
-    filters = {k: v for k, v in request.GET.items() if k in FILTER_KEYS}
+    filters = dict(parse_qsl(carried))  # the filters as applied (what was ignored is not recorded)
     try:
+        if not ScreeningRun.objects.filter(pk=flt.run or 0, status="complete").exists():
+            raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
         action = decisions.bulk_decide(flt=flt, reviewer=request.user, verdict=verdict, token=request.POST.get(
             "token", ""), reason=request.POST.get("reason", ""), filters=filters)
     except services.ReviewRefused as error:
