@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from screening.engine import foldtable
 from screening.engine.normalize import Policy
 from screening.engine.shingle import P61, POLY, ShingleSpec, VerifyKey
 
@@ -183,27 +184,24 @@ def jaccard(x: np.ndarray, y: np.ndarray) -> float | None:
     return shared / union if union else None
 
 
-def _codepoints(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-
-
 def _windows(text: str, policy: Policy, spec: ShingleSpec):
     """The code points the shingles are cut from and each shingle's (start, end), or None without shingles."""
+    cp = foldtable.normalized_codepoints(text, policy, words=spec.kind == "word")
     if spec.kind == "char":
-        normalized = policy.normalize(text)
-        count = len(normalized) - spec.k + 1
+        count = cp.shape[0] - spec.k + 1
         if count <= 0:
             return None
         starts = np.arange(count, dtype=np.int64)
-        return _codepoints(normalized), starts, starts + spec.k
-    words = policy.words(text)
-    count = len(words) - spec.k + 1
+        return cp, starts, starts + spec.k
+    if cp.shape[0] == 0:
+        return None
+    spaces = np.flatnonzero(cp == 32)  # words are joined by single spaces and hold none
+    word_starts = np.concatenate(([0], spaces + 1))
+    word_ends = np.concatenate((spaces, [cp.shape[0]]))
+    count = word_starts.shape[0] - spec.k + 1
     if count <= 0:
         return None
-    lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
-    word_starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
-    word_ends = word_starts + lengths
-    return _codepoints(" ".join(words)), word_starts[:count], word_ends[spec.k - 1 :]
+    return cp, word_starts[:count], word_ends[spec.k - 1 :]
 
 
 def shingle_hashes(text: str, policy: Policy, spec: ShingleSpec) -> np.ndarray:
@@ -219,6 +217,115 @@ def verify_hashes(text: str, policy: Policy, spec: ShingleSpec, key: VerifyKey) 
     return _EMPTY if windows is None else _keyed_window_hashes(*windows, np.uint64(key.base), np.uint64(key.mask))
 
 
+@njit(cache=True, nogil=True)
+def _fmix32(h):
+    h ^= h >> np.uint32(16)
+    h = np.uint32(h * np.uint32(0x85EBCA6B))
+    h ^= h >> np.uint32(13)
+    h = np.uint32(h * np.uint32(0xC2B2AE35))
+    h ^= h >> np.uint32(16)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _sign_chars(cp, offsets, normalize, kind, start, length, ccc, pool, alnum, pairs, k, a, b, scratch, seen, stamps,
+                sigs, counts):
+    """For each text of a batch (cp[offsets[d]:offsets[d + 1]]): normalise it through the table (unless
+    `normalize` is off: the text is normalised already), hash its character k-grams (shingle_hash64, rolled
+    along the text), count the distinct ones and fold each into the MinHash signature, in one pass.
+    counts[d] = -1 when the table cannot normalise the text (foldtable: the policy must)."""
+    p = np.uint64(POLY)
+    pk = np.uint64(1)
+    for _ in range(k):
+        pk = pk * p
+    mask32 = np.uint64(0xFFFFFFFF)
+    num = a.shape[0]
+    slots = np.uint64(seen.shape[0] - 1)
+    for d in range(offsets.shape[0] - 1):
+        row = sigs[d]
+        for j in range(num):
+            row[j] = np.uint32(0xFFFFFFFF)
+        if normalize:
+            n = foldtable.map_text(cp, offsets[d], offsets[d + 1], kind, start, length, ccc, pool, alnum, pairs,
+                                   False, scratch)
+            if n < 0:
+                counts[d] = -1
+                continue
+            text, base = scratch, 0
+        else:
+            text, base, n = cp, offsets[d], offsets[d + 1] - offsets[d]
+        if n < k:
+            counts[d] = 0
+            continue
+        h = np.uint64(0)
+        for i in range(k):
+            h = h * p + np.uint64(text[base + i])
+        distinct = 0
+        stamp = np.int32(d + 1)
+        for w in range(n - k + 1):
+            if w > 0:
+                h = h * p - np.uint64(text[base + w - 1]) * pk + np.uint64(text[base + w + k - 1])
+            x = _fmix64(h)
+            # Distinct shingles, in a table stamped per text (nothing to clear between texts).
+            slot = x & slots
+            while stamps[slot] == stamp and seen[slot] != x:
+                slot = (slot + np.uint64(1)) & slots
+            if stamps[slot] != stamp:
+                stamps[slot] = stamp
+                seen[slot] = x
+                distinct += 1
+            y = _fmix32(np.uint32(x & mask32))
+            for j in range(num):
+                v = np.uint32(a[j] * y + b[j])
+                if v < row[j]:
+                    row[j] = v
+        counts[d] = distinct
+
+
+def _batch(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    cp = foldtable.codepoints("".join(texts))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+    return cp, offsets
+
+
+def _run_chars(cp, offsets, normalize, table, k, permutations, sigs, counts) -> None:
+    longest = int(np.max(np.diff(offsets))) if offsets.shape[0] > 1 else 0
+    scratch = np.empty(max(table.widest * longest, 1), dtype=np.uint32)
+    slots = 1 << max(4, int(2 * max(longest, 1) * (table.widest if normalize else 1)).bit_length())
+    seen, stamps = np.zeros(slots, dtype=np.uint64), np.zeros(slots, dtype=np.int32)
+    a, b = (x.astype(np.uint32) for x in permutations)
+    _sign_chars(cp, offsets, normalize, table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
+                table.pairs, k, a, b, scratch, seen, stamps, sigs, counts)
+
+
+def sign_texts(texts: list[str], policy: Policy, spec: ShingleSpec, permutations: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The MinHash signatures (uint32[n, num_perm]) of raw texts and their numbers of distinct shingles (0:
+    no shingle; its row means nothing): what signature(shingle_hashes(text)) gives, value for value, for a
+    batch at a time."""
+    sigs = np.empty((len(texts), permutations.shape[1]), dtype=np.uint32)
+    counts = np.zeros(len(texts), dtype=np.int64)
+    if not texts:
+        return sigs, counts
+    if spec.kind != "char":  # word shingles: fewer, cut from the normalised words
+        for i, text in enumerate(texts):
+            hashes = shingle_hashes(text, policy, spec)
+            counts[i] = hashes.shape[0]
+            if hashes.shape[0]:
+                sigs[i] = signature(hashes, permutations)
+        return sigs, counts
+    table = foldtable.table_for(policy)
+    _run_chars(*_batch(texts), True, table, spec.k, permutations, sigs, counts)
+    left = np.flatnonzero(counts < 0)
+    if left.shape[0]:  # texts the table cannot normalise: the policy does, then the same kernel
+        cp, offsets = _batch([policy.normalize(texts[i]) for i in left])
+        sub_sigs, sub_counts = sigs[left], counts[left]
+        _run_chars(cp, offsets, False, table, spec.k, permutations, sub_sigs, sub_counts)
+        sigs[left], counts[left] = sub_sigs, sub_counts
+    return sigs, counts
+
+
 def signature(hashes: np.ndarray, permutations: np.ndarray) -> np.ndarray:
     """The MinHash signature (uint32[num_perm]) of a non-empty shingle-hash set."""
     a, b = permutations
@@ -228,8 +335,12 @@ def signature(hashes: np.ndarray, permutations: np.ndarray) -> np.ndarray:
 def warm() -> None:
     """Load every kernel once (from numba's cache, else compile). A worker calls this before it forks its
     work-horses, so each job starts with the kernels ready instead of spending ~0.7 s loading them."""
-    from screening.engine.normalize import DEFAULT_POLICY, get_policy
+    from screening.engine.normalize import DEFAULT_POLICY, POLICIES, get_policy
 
+    for policy in POLICIES.values():
+        foldtable.table_for(policy)  # built once, before a worker forks
+    sign_texts(["warm up the kernels"], get_policy(DEFAULT_POLICY), ShingleSpec("char", 5),
+               np.arange(2 * 4, dtype=np.uint64).reshape(2, 4) + np.uint64(1))
     hashes = shingle_hashes("warm up the kernels", get_policy(DEFAULT_POLICY), ShingleSpec("char", 5))
     verify_hashes("warm up the kernels", get_policy(DEFAULT_POLICY), ShingleSpec("char", 5), VerifyKey(1 << 40, 1))
     signature(hashes, np.arange(2 * 4, dtype=np.uint64).reshape(2, 4) + np.uint64(1))

@@ -92,6 +92,22 @@ def to_bytes(values: np.ndarray, config: NearConfig) -> bytes:
     return bytes(buf)
 
 
+@functools.lru_cache(maxsize=8)
+def _header(seed: int, num_perm: int, scheme: str) -> bytes:
+    """The bytes datasketch's LeanMinHash writes before the hash values (seed, size, scheme code)."""
+    lean = LeanMinHash(seed=seed, hashvalues=np.zeros(num_perm, dtype=np.uint32), scheme=scheme)
+    buf = bytearray(lean.bytesize(BYTEORDER))
+    lean.serialize(buf, BYTEORDER)
+    return bytes(buf[: len(buf) - 4 * num_perm])
+
+
+def to_bytes_many(rows: np.ndarray, config: NearConfig) -> list[bytes]:
+    """to_bytes for each row of a signature matrix: the same bytes, without a LeanMinHash per row."""
+    header = _header(config.seed, config.num_perm, config.scheme)
+    little = rows.astype("<u4", copy=False)
+    return [header + row.tobytes() for row in little]
+
+
 def from_bytes(data: bytes, config: NearConfig) -> np.ndarray:
     """The hash values of a stored LeanMinHash, refused unless its scheme, seed and size match."""
     lean = LeanMinHash.deserialize(data, BYTEORDER)

@@ -91,11 +91,11 @@ def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[t
     policy, spec = config.normalizer, config.spec
     perms = minhash.permutations(config.num_perm, config.seed, config.scheme)
     for chunk in _batches(pks):
-        for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):
-            hashes = fast.shingle_hashes(body, policy, spec)
-            values = minhash.to_bytes(fast.signature(hashes, perms), config) if hashes.size else b""
+        rows = list(Document.objects.filter(pk__in=chunk).values_list("pk", "body"))
+        sigs, counts = fast.sign_texts([body for _, body in rows], policy, spec, perms)  # the batch in one call
+        for (pk, body), data, count in zip(rows, minhash.to_bytes_many(sigs, config), counts.tolist(), strict=True):
             yield DocumentSignature(document_id=pk, key=config.signature_key, seed=config.seed, scheme=config.scheme,
-                                    shingle_count=int(hashes.size), values=values), body
+                                    shingle_count=count, values=data if count else b""), body
 
 
 def store_signatures(pks: list[int], config: minhash.NearConfig) -> int:
