@@ -115,8 +115,8 @@ def next_pair(request):
 @require_GET
 @permission_required(REVIEW)
 def pair_review(request, pk):
-    pair = runs.with_documents(
-        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete"))
+    pair = runs.pair_evidence_complete(pair=runs.with_documents(
+        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete")))
     _, carried, _ = _filters(request, pair)
     # Opening a pair holds it, as "next" does, when it still wants a reviewer; else it can be read, not judged.
     holding = services.lease_take(pair_id=pair.pk, reviewer=request.user)
@@ -228,8 +228,8 @@ def arbitration_next(request):
 @require_http_methods(["GET", "POST"])
 @permission_required(ARBITRATE)
 def arbitrate(request, pk):
-    pair = runs.with_documents(
-        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete"))
+    pair = runs.pair_evidence_complete(pair=runs.with_documents(
+        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete")))
     _, carried, _ = _arbitration_filters(request)
     presets = selectors.preset_reasons_of(pair.run.corpus_id)
     form = ArbitrationForm(request.POST or None, presets=presets, initial={"retained": "both"})

@@ -103,7 +103,7 @@ def pair_detail(request, pk):
     pair = runs.with_documents(get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk))
     if pair.run.status != ScreeningRun.Status.COMPLETE:
         raise Http404("no such pair")
-    return render(request, "screening/pair_detail.html", runs.pair_context(pair))
+    return render(request, "screening/pair_detail.html", runs.pair_context(runs.pair_evidence_complete(pair=pair)))
 
 
 @require_POST

@@ -214,3 +214,54 @@ def test_the_evaluation_page_tables_suggestions_against_labels(evidence_run, adm
     assert agreement == 1.0
     page = admin_client.get(reverse("screening:evaluation", args=[evidence_run.pk]), {"labels": label_set.pk})
     assert "Suggested verdict against the labels" in page.content.decode()
+
+
+# --- below the review threshold: the token diff waits for the pair's first opening ---------------------
+
+
+FA = "بایگانی هر پرونده را نگه می‌دارد و نسخه‌ها را با تاریخ و منبع ثبت می‌کند تا هیچ چیز گم نشود."
+
+
+@pytest.fixture
+def partial_run(import_records):
+    from tests.factories import completed_run
+
+    import_records("low", [
+        {"doc_id": "long", "source_id": "a", "language": "en", "body": BASE + "\n\n" + "More about shelves. " * 30},
+        {"doc_id": "quote", "source_id": "b", "language": "en", "body": "We quote it: " + BASE},
+        {"doc_id": "fa1", "source_id": "c", "language": "fa", "body": FA + " ولتاژ این دستگاه ۱۲ ولت است و هر ۳ هفته"},
+        {"doc_id": "fa2", "source_id": "d", "language": "fa", "body": FA + " ولتاژ اين دستگاه 12 ولت است و هر 3 هفته"},
+    ])
+    # Many bands of two rows: LSH returns the low pairs too, all stored, all below the 0.95 threshold.
+    return completed_run("low", near=True, policy="nfkc-casefold-alnum-v1", threshold=0.95, bands=64, rows=2,
+                         storage_floor=0.1)
+
+
+@pytest.mark.django_db
+def test_a_pair_below_the_threshold_keeps_partial_evidence_until_first_opened(partial_run, editor_client):
+    from django.urls import reverse
+
+    pair = _pair(partial_run, "long", "quote")
+    assert pair.jaccard < 0.95 and pair.evidence["partial"] and pair.suggested_verdict == "public-quote"
+    editor_client.get(reverse("review:pair", args=[pair.pk]))
+    pair.refresh_from_db()
+    assert not pair.evidence["partial"] and pair.evidence["changed_share"] > 0  # kept once computed
+
+
+@pytest.mark.django_db
+def test_a_copy_the_policy_keeps_apart_gets_its_whole_evidence_at_once(partial_run):
+    pair = _pair(partial_run, "fa1", "fa2")  # Persian and Arabic letters and digits: nfkc keeps them apart
+    assert pair.jaccard < 0.95 and not pair.evidence.get("partial") and pair.evidence["same_normalised"]
+    assert pair.suggested_verdict == "merge-entry"
+
+
+@pytest.mark.django_db
+def test_export_pairs_writes_whole_evidence_for_pairs_below_the_threshold(partial_run, tmp_path):
+    import csv
+    import json
+
+    from django.core.management import call_command
+
+    call_command("export_pairs", str(partial_run.pk), "--out", str(tmp_path / "p.csv"))
+    rows = list(csv.DictReader(open(tmp_path / "p.csv", encoding="utf-8")))  # noqa: SIM115
+    assert rows and all(not json.loads(r["evidence"])["partial"] for r in rows)

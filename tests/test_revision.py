@@ -128,3 +128,32 @@ def test_signals_text_is_the_export_form():
     signals = revision.signals("ولتاژ برحسب V است. 每周归档", "ولتاژ برحسب mV است. 每天归档")
     assert revision.signals_text(signals) == "برحسب V است → برحسب mV است; 每周归档 → 每天归档"
     assert revision.signals_text([]) == ""
+
+
+# --- the compiled scanner and the lazy tokens ----------------------------------------------------------
+
+SCANNED = "0123456789٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹-/.,٫٬+−%‰°CFaZ_ \u200c'’中文资料ابپيكé\u0301\u0654ﻻ한\n:;"
+
+
+def test_the_scanner_finds_the_tokens_the_expression_finds():
+    import random
+
+    from screening.engine import tokscan
+
+    rng = random.Random(2)
+    texts = [SEED001_TEXTS[k] for k in sorted(SEED001_TEXTS)] + [r["body"] for r in SEED000]
+    texts += ["".join(rng.choice(SCANNED) for _ in range(rng.randint(1, 30))) for _ in range(5000)]
+    for text in texts:
+        expected = [(tokscan.GROUPS.index(m.lastgroup), m.start(), m.end()) for m in revision.TOKEN_RE.finditer(text)]
+        codes, starts, ends = tokscan.scan(text)
+        assert list(zip(codes.tolist(), starts.tolist(), ends.tolist(), strict=True)) == expected, ascii(text)
+
+
+def test_prepared_tokens_are_the_expressions_tokens_folded_alike():
+    import random
+
+    rng = random.Random(3)
+    texts = ["12 V → 12 mV; ۱۲ ولت", "资料整理：每周 → 每天", "isn't it? e\u0301 ا\u0654 한국 \U0001F600 -5 °C 1,000.5"]
+    texts += ["".join(rng.choice(SCANNED) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    for text in texts:
+        assert list(revision.Prepared(text).toks) == revision.tokens(text), ascii(text)

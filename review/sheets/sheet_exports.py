@@ -22,6 +22,7 @@ from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.selectors import SETTLED
 from review.services import ReviewRefused
 from review.sheets import signing
+from screening import runs
 from screening.models import CandidatePair, ScreeningRun
 
 BATCH = 500
@@ -113,8 +114,10 @@ def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable
     pks = list(_pairs(run, selection).values_list("pk", flat=True))
     for start in range(0, len(pks), BATCH):
         chunk = pks[start : start + BATCH]
-        pairs = CandidatePair.objects.filter(pk__in=chunk).select_related(
-            "left__upload__source", "right__upload__source").order_by("pk")
+        pairs = list(CandidatePair.objects.filter(pk__in=chunk).select_related(
+            "left__upload__source", "right__upload__source", "run").order_by("pk"))
+        # A judged pair below the threshold may never have been opened (a bulk decision): its signals first.
+        pairs = [runs.pair_evidence_complete(pair=p) for p in pairs]
         judgements: dict[int, list[Judgement]] = {}
         for j in Judgement.objects.filter(pair_id__in=chunk).filter(selection.window("created_at")).filter(
                 Q(reviewer__username=selection.reviewer) if selection.reviewer else Q()

@@ -6,7 +6,7 @@ Computed when a run verifies its candidates, shown on the pair page, exported, a
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,9 @@ class Evidence:
     jaccard_without_template: float | None = None
     exact: bool = False  # the same content bytes (doc-content-v1)
     signals: list[list[str]] = field(default_factory=list)  # [[kind, before, after], ...]
+    # Below the review threshold a run keeps what the shingle sets tell and leaves the token diff (signals,
+    # changed and moved shares, "the same once normalised") to the pair's first opening: `partial`.
+    partial: bool = False
 
     @property
     def languages_differ(self) -> bool:
@@ -53,13 +56,15 @@ class Evidence:
         return max(self.containment_left, self.containment_right)
 
     def as_dict(self) -> dict:
-        data = asdict(self)
+        # Field by field: dataclasses.asdict deep-copies every value, a tenth of a pair's verification.
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["languages"] = list(self.languages)
+        data["signals"] = [list(s) for s in self.signals]
         return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Evidence:
-        return cls(**{**data, "languages": tuple(data["languages"])})
+        return cls(**{"partial": False, **data, "languages": tuple(data["languages"])})
 
 
 def _version_key(version: str) -> tuple:
@@ -87,11 +92,12 @@ def for_exact(left: DocFacts, right: DocFacts) -> Evidence:
 
 def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prepared, left_hashes: np.ndarray,
              right_hashes: np.ndarray, left: DocFacts, right: DocFacts, jaccard: float,
-             template: tuple[float | None, float | None] = (None, None)) -> Evidence:
+             template: tuple[float | None, float | None] = (None, None), shared: int | None = None) -> Evidence:
     """The evidence of a verified near pair, from both texts (raw, or prepared once for many pairs) and their
-    shingle-hash sets. "The same once normalised" is a token diff with no change at all."""
+    shingle-hash sets (`shared`: their intersection's size, when the caller counted it). "The same once
+    normalised" is a token diff with no change at all."""
     lp, rp = revision.prepare(left_text), revision.prepare(right_text)
-    shared = fast.intersection_size(left_hashes, right_hashes)
+    shared = fast.intersection_size(left_hashes, right_hashes) if shared is None else shared
     comparison = revision.compare(lp, rp)
     longer = max(len(lp.text), len(rp.text)) or 1
     return Evidence(
@@ -100,4 +106,19 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
         round(comparison.moved_share, 4), round(min(len(lp.text), len(rp.text)) / longer, 4),
         template_share=template[0], jaccard_without_template=template[1],
         signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right),
+    )
+
+
+def for_near_partial(left_length: int, right_length: int, left_hashes: np.ndarray, right_hashes: np.ndarray,
+                     left: DocFacts, right: DocFacts, jaccard: float,
+                     template: tuple[float | None, float | None] = (None, None), shared: int | None = None
+                     ) -> Evidence:
+    """The evidence of a pair below the review threshold without the token diff (`partial`): what the shingle
+    sets and the metadata say. The diff's fields are 0 until the pair is first opened (evidence_complete)."""
+    shared = fast.intersection_size(left_hashes, right_hashes) if shared is None else shared
+    longer = max(left_length, right_length) or 1
+    return Evidence(
+        jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1), False, 0.0, 0.0,
+        round(min(left_length, right_length) / longer, 4), template_share=template[0],
+        jaccard_without_template=template[1], partial=True, **metadata(left, right),
     )

@@ -177,6 +177,42 @@ def template_counts(x, y, template):
     return shared, shared_t, intersection_size(x, template), intersection_size(y, template)
 
 
+@njit(cache=True, nogil=True)
+def template_mask(x, template):
+    """Which of the sorted unique hashes x are template shingles (one merge, done once per document)."""
+    out = np.zeros(x.shape[0], dtype=np.bool_)
+    i = j = 0
+    while i < x.shape[0] and j < template.shape[0]:
+        if x[i] == template[j]:
+            out[i] = True
+            i += 1
+            j += 1
+        elif x[i] < template[j]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def pair_counts(x, x_template, y):
+    """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, x_template marking x's template shingles: one merge
+    gives a pair's Jaccard, containment and template scores."""
+    i = j = shared = shared_t = 0
+    while i < x.shape[0] and j < y.shape[0]:
+        if x[i] == y[j]:
+            shared += 1
+            if x_template[i]:
+                shared_t += 1
+            i += 1
+            j += 1
+        elif x[i] < y[j]:
+            i += 1
+        else:
+            j += 1
+    return shared, shared_t
+
+
 def jaccard(x: np.ndarray, y: np.ndarray) -> float | None:
     """Jaccard of two shingle-hash sets (sorted, unique); None when both are empty."""
     shared = intersection_size(x, y)
@@ -346,3 +382,4 @@ def warm() -> None:
     signature(hashes, np.arange(2 * 4, dtype=np.uint64).reshape(2, 4) + np.uint64(1))
     jaccard(hashes, hashes)
     template_counts(hashes, hashes, hashes)
+    pair_counts(hashes, template_mask(hashes, hashes), hashes)

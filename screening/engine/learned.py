@@ -59,8 +59,8 @@ class Model:
 
     def suggest(self, e: Evidence) -> suggest.Suggestion:
         rules = suggest.suggest(e)
-        if e.languages_differ:
-            # A language twin asks a person which tag is right: no model makes that a confident merge.
+        if e.languages_differ or e.partial:
+            # A twin asks a person which tag is right; a pair without its diff has no features to learn from.
             return rules
         p = self.probability(e)
         if p >= 0.5:

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 from rapidfuzz.distance import Indel
 
+from screening.engine import foldtable, tokscan
 from screening.engine.normalize import POLICIES
 
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
@@ -39,7 +42,9 @@ TOKEN_RE = re.compile(
     r"|(?P<mark>[%‰])",  # per cent is meaningful; other punctuation is not a token
     re.UNICODE,
 )
-_FOLD = POLICIES["persian-arabic-fold-v1"].fold
+_FOLD_POLICY = POLICIES["persian-arabic-fold-v1"]
+_GROUP_NAMES = np.array(tokscan.GROUPS, dtype=object)
+_FOLD = _FOLD_POLICY.fold
 
 UNITS = {
     # Beside a number only: `12 V → 12 mV`. Case matters before folding (mV is not MV), so units are
@@ -143,25 +148,107 @@ def tokens(text: str) -> list[Token]:
     return out
 
 
+class TokenList(Sequence):
+    """A text's tokens as parallel lists, made into Token tuples only where they are looked at (a diff looks
+    at a few around each change; building all of them cost more than the diff)."""
+
+    __slots__ = ("text", "groups", "starts", "ends", "norms")
+
+    def __init__(self, text: str, groups: list[str], starts: list[int], ends: list[int], norms: list[str]):
+        self.text, self.groups, self.starts, self.ends, self.norms = text, groups, starts, ends, norms
+
+    def __len__(self) -> int:
+        return len(self.norms)
+
+    def _token(self, i: int) -> Token:
+        start, end = self.starts[i], self.ends[i]
+        return Token(self.text[start:end], start, end, self.norms[i], self.groups[i])
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._token(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._token(index)
+
+
+def _fast_tokens(text: str) -> TokenList | None:
+    """tokens(text) through the compiled scanner and the fold table; None when the text is for the regular
+    expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
+    cp = foldtable.codepoints(text)
+    found = tokscan.scan(text, cp)
+    if found is None:
+        return None
+    codes, starts, ends = found
+    folded = (codes == tokscan.WORD) | (codes == tokscan.CJK)
+    table = foldtable.table_for(_FOLD_POLICY)
+    out = np.empty(max(table.widest * int((ends - starts)[folded].sum()), 1), dtype=np.uint32)
+    bounds = np.empty(int(folded.sum()), dtype=np.int64)
+    if foldtable.map_fields(cp, starts[folded], ends[folded], table.kind, table.start, table.length, table.ccc,
+                            table.pool, table.alnum, table.pairs, out, bounds) < 0:
+        return None
+    words = out[: bounds[-1] if bounds.shape[0] else 0].tobytes().decode("utf-32-le")
+    # Assembled by whole arrays: a Python loop over every token cost more than the scan and the fold.
+    norms = np.empty(codes.shape[0], dtype=object)
+    ends_w = bounds.tolist()
+    norms[folded] = [words[a:b] for a, b in zip([0, *ends_w[:-1]] if ends_w else [], ends_w, strict=True)]
+    for i in np.flatnonzero(~folded).tolist():
+        raw = text[starts[i]:ends[i]]
+        if codes[i] == tokscan.NUMBER:
+            norms[i] = _number_norm(raw)
+        elif codes[i] == tokscan.DATE:
+            norms[i] = "".join(str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw)
+        else:
+            norms[i] = raw
+    keep = np.ones(codes.shape[0], dtype=bool)
+    if bounds.shape[0]:  # a word that folds to nothing is no token
+        keep[folded] = bounds - np.concatenate(([0], bounds[:-1])) > 0
+    groups = _GROUP_NAMES[codes[keep]].tolist()
+    return TokenList(text, groups, starts[keep].tolist(), ends[keep].tolist(), norms[keep].tolist())
+
+
 class Prepared:
     """A text ready to be compared with many others: its tokens, their normalised forms, and what the move
     check looks things up in. A run verifying many pairs prepares each document once."""
 
-    __slots__ = ("text", "toks", "truncated", "norms", "joined", "_grams")
+    __slots__ = ("text", "toks", "truncated", "norms", "joined", "_grams", "_gram_keys")
 
     def __init__(self, text: str):
         self.text = text
-        toks = tokens(text)
+        toks = _fast_tokens(text)
+        if toks is None:  # the regular expression and the policy: the same tokens, slower
+            listed = tokens(text)
+            toks = TokenList(text, [t.group for t in listed], [t.start for t in listed], [t.end for t in listed],
+                             [t.norm for t in listed])
         self.truncated = len(toks) > MAX_TOKENS
-        self.toks = toks[:MAX_TOKENS]
-        self.norms = [t.norm for t in self.toks]
+        if self.truncated:
+            toks = TokenList(text, toks.groups[:MAX_TOKENS], toks.starts[:MAX_TOKENS], toks.ends[:MAX_TOKENS],
+                             toks.norms[:MAX_TOKENS])
+        self.toks = toks
+        self.norms = toks.norms
         self.joined = "\x1f" + "\x1f".join(self.norms) + "\x1f"
-        self._grams = None
+        self._grams = self._gram_keys = None
 
     @property
-    def grams(self) -> set[tuple[str, ...]]:
+    def gram_keys(self) -> np.ndarray:
+        """A key for each run of three normalised tokens, in order (a 64-bit mix of the tokens' hashes: equal
+        runs, equal keys; two different runs share one with odds of 2^-64, within this process only)."""
+        if self._gram_keys is None:
+            h = np.fromiter((hash(n) for n in self.norms), dtype=np.int64, count=len(self.norms)).view(np.uint64)
+            if h.shape[0] < 3:
+                self._gram_keys = np.zeros(0, dtype=np.uint64)
+            else:
+                self._gram_keys = h[:-2] * np.uint64(0x9E3779B97F4A7C15) + h[1:-1] * np.uint64(0xC2B2AE3D27D4EB4F) \
+                    + h[2:]
+        return self._gram_keys
+
+    @property
+    def grams(self) -> np.ndarray:
+        """The text's runs of three tokens (their keys), sorted, for looking up another text's runs."""
         if self._grams is None:
-            self._grams = set(_grams(self.toks))
+            self._grams = np.unique(self.gram_keys)
         return self._grams
 
 
@@ -248,20 +335,18 @@ def _unit_kind(left: list[Token], right: list[Token], before: Token | None, afte
 # --- the diff --------------------------------------------------------------------------------------
 
 
-def _reads_elsewhere(part: list[Token], before: Token | None, after: Token | None, other: Prepared) -> bool:
-    """Whether the stretch reads the same in the other text, so that it moved: a short one with the words
-    around it; a long one when nearly all its runs of three words are found there (the alignment may have
-    cut it anywhere, or joined it to a neighbour)."""
-    if len(part) > SMALL:
-        grams = _grams(part)
-        return sum(g in other.grams for g in grams) >= MOVED_SHARE * len(grams)
-    run = [*([before] if before else []), *part, *([after] if after else [])]
-    return len(run) > len(part) and "\x1f" + "\x1f".join(t.norm for t in run) + "\x1f" in other.joined
-
-
-def _grams(toks: list[Token]) -> list[tuple[str, ...]]:
-    norms = [t.norm for t in toks]
-    return [tuple(norms[i:i + 3]) for i in range(max(len(norms) - 2, 1))]
+def _reads_elsewhere(text: Prepared, i1: int, i2: int, other: Prepared) -> bool:
+    """Whether the stretch of tokens i1..i2 reads the same in the other text, so that it moved: a short one
+    with the words around it; a long one when nearly all its runs of three words are found there (the
+    alignment may have cut it anywhere, or joined it to a neighbour)."""
+    if i2 - i1 > SMALL:
+        part, found = text.gram_keys[i1:i2 - 2], other.grams
+        at = np.searchsorted(found, part)
+        hits = int(np.count_nonzero(found[np.minimum(at, found.shape[0] - 1)] == part)) if found.shape[0] else 0
+        return hits >= MOVED_SHARE * part.shape[0]
+    norms = text.norms
+    lo, hi = max(i1 - 1, 0), min(i2 + 1, len(norms))
+    return hi - lo > i2 - i1 and "\x1f" + "\x1f".join(norms[lo:hi]) + "\x1f" in other.joined
 
 
 def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
@@ -286,10 +371,10 @@ def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
     return shown
 
 
-def _span(toks: list[Token], i1: int, i2: int) -> tuple[int, int]:
+def _span(toks: TokenList, i1: int, i2: int) -> tuple[int, int]:
     if i2 > i1:
-        return toks[i1].start, toks[i2 - 1].end
-    return (toks[i1 - 1].end,) * 2 if i1 else (0, 0)
+        return toks.starts[i1], toks.ends[i2 - 1]
+    return (toks.ends[i1 - 1],) * 2 if i1 else (0, 0)
 
 
 def diff(left: str, right: str) -> tuple[list[Change], bool]:
@@ -304,22 +389,23 @@ def _diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], bo
     lp, rp = prepare(left), prepare(right)
     lt, rt = lp.toks, rp.toks
     changes, sizes = [], []
+    if lp.norms == rp.norms:  # the same once normalised (a copy reformatted): nothing to align
+        return changes, lp.truncated or rp.truncated, sizes, len(lt) + len(rt)
+    # Tokens are looked at as tuples only around small changes; the rest goes by their normalised forms.
     for op, i1, i2, j1, j2 in opcodes(lp.norms, rp.norms):
         if op == "equal":
             continue
-        before = lt[i1 - 1] if i1 > 0 else None
-        after = lt[i2] if i2 < len(lt) else None
-        lpart, rpart = lt[i1:i2], rt[j1:j2]
-        moved = ((not lpart or _reads_elsewhere(lpart, before, after, rp))
-                 and (not rpart or _reads_elsewhere(rpart, rt[j1 - 1] if j1 else None,
-                                                    rt[j2] if j2 < len(rt) else None, lp)))
+        moved = ((i1 == i2 or _reads_elsewhere(lp, i1, i2, rp))
+                 and (j1 == j2 or _reads_elsewhere(rp, j1, j2, lp)))
         signal = None
-        if not moved and len(lpart) <= SMALL and len(rpart) <= SMALL:
-            kind = _kind(lpart, rpart, before, after)
+        if not moved and i2 - i1 <= SMALL and j2 - j1 <= SMALL:
+            before = lt[i1 - 1] if i1 > 0 else None
+            after = lt[i2] if i2 < len(lt) else None
+            kind = _kind(lt[i1:i2], rt[j1:j2], before, after)
             if kind is not None:
                 signal = Signal(kind, _shown(lp.text, lt, i1, i2), _shown(rp.text, rt, j1, j2))
         changes.append(Change(_span(lt, i1, i2), _span(rt, j1, j2), signal, moved))
-        sizes.append(len(lpart) + len(rpart))
+        sizes.append(i2 - i1 + j2 - j1)
     return changes, lp.truncated or rp.truncated, sizes, len(lt) + len(rt)
 
 

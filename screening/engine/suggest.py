@@ -47,6 +47,8 @@ def suggest(e: Evidence) -> Suggestion:
                                         f"{e.languages[1]}): check which tag is right",))
     if e.exact:
         return Suggestion(MERGE, 0.99, ("the same content bytes", *_provenance(e)))
+    if e.partial:
+        return _below_threshold(e)
     if e.signals and e.changed_share <= SMALL_CHANGE:
         revised = e.same_source and e.version_order in ("left-older", "right-older")
         return Suggestion(REVISION, 0.97 if revised else 0.9, (*_signal_reasons(e), *_provenance(e)))
@@ -69,3 +71,16 @@ def suggest(e: Evidence) -> Suggestion:
     if e.changed_share <= SMALL_CHANGE:
         return Suggestion(MERGE, 0.7, (f"{e.changed_share:.0%} of the words changed", *_provenance(e)))
     return Suggestion(KEEP, 0.6, (f"{e.changed_share:.0%} of the words changed: different texts",))
+
+
+def _below_threshold(e: Evidence) -> Suggestion:
+    """A pair below the review threshold, before its token diff: the two texts differ in more than a copy or
+    a revision does, so what they share is a template, a quotation or a coincidence."""
+    without = e.jaccard_without_template
+    if e.template_share is not None and e.template_share >= 0.5 and (without or 0) < 0.3:
+        return Suggestion(KEEP, 0.9, (f"{e.template_share:.0%} of what they share is template text",
+                                      "different texts under a shared template"))
+    if e.containment >= 0.5:
+        return Suggestion(QUOTE, 0.85, (f"{e.containment:.0%} of the shorter text is found in the longer one",
+                                        f"Jaccard only {e.jaccard:.2f}"))
+    return Suggestion(KEEP, 0.6, (f"Jaccard {e.jaccard:.2f}, below the review threshold: different texts",))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from screening import runs
 from screening.engine import learned
 from screening.engine.cluster import components
 from screening.engine.evidence import Evidence
@@ -33,6 +34,11 @@ def _labelled_evidence(run: ScreeningRun, label_set: LabelSet) -> tuple[list[Evi
             found = stored.get((a, b)) or stored.get((b, a))
             if found:
                 break
+        if found and found.get("partial"):  # below the threshold and never opened: its diff first
+            pair = CandidatePair.objects.select_related("left", "right", "run").get(
+                run=run, left_id=a, right_id=b) if (a, b) in stored else CandidatePair.objects.select_related(
+                "left", "right", "run").get(run=run, left_id=b, right_id=a)
+            found = runs.pair_evidence_complete(pair=pair).evidence
         if found:
             out[0].append(Evidence.from_dict(found))
             out[1].append(r.label)

@@ -23,6 +23,7 @@ from screening.runs.lifecycle import (  # noqa: F401
     run_start,
 )
 from screening.runs.pipeline import run_execute  # noqa: F401
+from screening.runs.publish import pair_evidence_complete, run_evidence_complete  # noqa: F401
 from screening.runs.selectors import (  # noqa: F401
     PAIR_COLUMNS,
     pair_context,

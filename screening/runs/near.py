@@ -17,8 +17,9 @@ from django.conf import settings
 
 from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import redis_kwargs
-from screening.engine import evidence, explain, fast, lsh, minhash, revision
+from screening.engine import evidence, explain, fast, foldtable, lsh, minhash, revision
 from screening.engine.lsh_index import PersistentIndex
+from screening.engine.normalize import POLICIES
 from screening.engine.shingle import VerifyKey
 from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
 
@@ -178,17 +179,38 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
             cache[pk] = revision.Prepared(bodies[pk])
         return cache[pk]
 
+    # Each document's template shingles marked once; then one merge a pair gives every count it needs.
+    masks = {pk: fast.template_mask(h, template) for pk, h in hashes.items()}
+    in_template = {pk: int(m.sum()) for pk, m in masks.items()}
+    strongest, fold_cache = POLICIES["persian-arabic-fold-v1"], {}
+
+    def folded(pk: int) -> bytes:
+        if pk not in fold_cache:
+            fold_cache[pk] = foldtable.normalized_codepoints(bodies[pk], strongest).tobytes()
+        return fold_cache[pk]
+
     below_floor = 0
     for n, (left, right) in enumerate(candidates):
-        score = fast.jaccard(hashes[left], hashes[right]) or 0.0
+        x, y = hashes[left], hashes[right]
+        shared, shared_t = fast.pair_counts(x, masks[left], y)
+        union = x.shape[0] + y.shape[0] - shared
+        score = shared / union if union else 0.0
         if score < config.storage_floor:
             below_floor += 1
             continue
-        share, without = explain.template_scores(hashes[left], hashes[right], template)
+        # As explain.template_scores: the template share of what they share, and Jaccard without templates.
+        rest = union - in_template[left] - in_template[right] + shared_t
+        share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
         if doc_ids[left] > doc_ids[right]:
             left, right = right, left
-        found = evidence.for_near(prepared(left), prepared(right), hashes[left], hashes[right], facts[left],
-                                  facts[right], score, (share, without))
+        if score >= config.threshold or folded(left) == folded(right):
+            # At or above the threshold, or the same text under the strongest fold (a copy the run's policy
+            # keeps apart, Persian digits under nfkc): the whole evidence now.
+            found = evidence.for_near(prepared(left), prepared(right), hashes[left], hashes[right], facts[left],
+                                      facts[right], score, (share, without), shared=shared)
+        else:  # below the review threshold: the token diff waits for the pair's first opening
+            found = evidence.for_near_partial(len(bodies[left]), len(bodies[right]), hashes[left], hashes[right],
+                                              facts[left], facts[right], score, (share, without), shared=shared)
         pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
                               without, found.signals, found.as_dict()))
         if n % 5000 == 0:

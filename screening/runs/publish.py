@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
-from screening.engine import cluster, contract, evidence, suggest
+from screening.engine import cluster, contract, evidence, revision, suggest
 from screening.models import CandidatePair, Cluster, Document, ExactGroup, ExactGroupMember, ScreeningRun
 from screening.runs import near
 from screening.runs.exact import ExactResult
@@ -138,3 +139,38 @@ def refresh_statistics() -> None:
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {CandidatePair._meta.db_table}, {Cluster._meta.db_table}, "
                            f"{Document._meta.db_table}")
+
+
+def pair_evidence_complete(*, pair: CandidatePair) -> CandidatePair:
+    """A pair stored below its run's review threshold has partial evidence (the run left the token diff out);
+    its first opening computes the rest (signals, changed and moved shares) and its suggestion again, and
+    keeps them on the pair. A pair with its evidence whole is returned as it is."""
+    if not pair.evidence.get("partial"):
+        return pair
+    found = evidence.Evidence.from_dict(pair.evidence)
+    comparison = revision.compare(pair.left.body, pair.right.body)
+    found = dataclasses.replace(
+        found, partial=False, same_normalised=comparison.changed_share == comparison.moved_share == 0,
+        changed_share=round(comparison.changed_share, 4), moved_share=round(comparison.moved_share, 4),
+        signals=[[s.kind, s.left, s.right] for s in comparison.signals])
+    fields = {**_suggested(found, suggester_for(pair.run.corpus_id)), "revision_signals": found.signals,
+              "has_signals": bool(found.signals)}
+    # Only while still partial: two first openings at once write the same thing once.
+    CandidatePair.objects.filter(pk=pair.pk, evidence__partial=True).update(**fields)
+    for name, value in fields.items():
+        setattr(pair, name, value)
+    return pair
+
+
+def run_evidence_complete(*, run: ScreeningRun, batch: int = 500) -> int:
+    """Complete the evidence of every pair of the run still partial (an export writes whole evidence);
+    returns how many."""
+    done = 0
+    while True:
+        pairs = list(CandidatePair.objects.filter(run=run, evidence__partial=True).select_related(
+            "left", "right", "run").order_by("pk")[:batch])
+        if not pairs:
+            return done
+        for pair in pairs:
+            pair_evidence_complete(pair=pair)
+        done += len(pairs)

@@ -22,6 +22,7 @@ class Command(BaseCommand):
             raise CommandError(f"no run {options['run']}") from error
         if run.status != ScreeningRun.Status.COMPLETE:
             raise CommandError(f"run {run.pk} is {run.status}; only a complete run has pairs to export")
+        runs.run_evidence_complete(run=run)  # pairs below the threshold get their token diff first
         count = 0
         with open(options["out"], "w", encoding="utf-8", newline="") as out:
             writer = csv.writer(out, lineterminator="\r\n")
