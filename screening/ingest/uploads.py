@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from dedup_site import background
@@ -97,13 +97,32 @@ class _Batch:
                 self.report.problem(r.place, "doc_id", f"{r.doc_id!r} is already in corpus {self.upload.corpus.name}")
         if self.report.problems:
             return  # rejected anyway: keep checking, stop writing
-        Document.objects.bulk_create(
-            Document(corpus=self.upload.corpus, upload=self.upload, doc_id=r.doc_id, source_id=r.source_id,
-                     version=r.version, language=r.language, title=r.title, body=r.body,
-                     collected_at=r.collected_at, member_path=r.member_path, place=r.place,
-                     content_sha256=contract.sha256_hex(contract.content_bytes(r.language, r.title, r.body)))
-            for r in rows
-        )
+        corpus, upload = self.upload.corpus_id, self.upload.pk
+        _insert_documents([
+            (corpus, upload, r.doc_id, r.source_id, r.version, r.language, r.title, r.body, r.collected_at,
+             r.member_path, r.place, contract.sha256_hex(contract.content_bytes(r.language, r.title, r.body)))
+            for r in rows])
+
+
+DOCUMENT_COLUMNS = ("corpus_id", "upload_id", "doc_id", "source_id", "version", "language", "title", "body",
+                    "collected_at", "member_path", "place", "content_sha256")
+
+
+def _insert_documents(values: list[tuple]) -> None:
+    """Rows straight into the documents table, inside the upload's transaction: COPY on PostgreSQL, one
+    prepared INSERT for the batch elsewhere. Building a model instance per document cost four fifths of an
+    import; the database's own constraints and guards still check every row."""
+    quote = connection.ops.quote_name
+    table, columns = quote(Document._meta.db_table), ", ".join(quote(c) for c in DOCUMENT_COLUMNS)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in values:
+                    copy.write_row(row)
+        else:
+            marks = ", ".join(["%s"] * len(DOCUMENT_COLUMNS))
+            # Table and column names come from the model, never from input; values are parameters.
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)  # noqa: S608
 
 
 def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | None = None) -> Upload:
