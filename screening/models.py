@@ -257,6 +257,18 @@ class Cluster(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "number"], name="unique_cluster_number")]
 
 
+class PairPanes(models.Model):
+    """What a pair page shows of the two texts, rendered once when the pair is first opened and kept: the
+    coloured common runs of both panes, the differences, the shared shingles and raw excerpts. They follow
+    from the two documents and the run, which never change; `version` names the templates that drew them."""
+
+    pair = models.OneToOneField("CandidatePair", on_delete=models.CASCADE, related_name="panes")
+    version = models.CharField(max_length=32)
+    html = models.JSONField(help_text="{part: rendered HTML}")
+    counts = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
 class DocumentSignature(models.Model):
     """A document's MinHash signature under one configuration (datasketch LeanMinHash bytes), kept for later
     runs, evaluation and explanation. Empty `values` means the document has no shingle."""

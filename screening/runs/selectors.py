@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from screening.engine import evidence, explain, panes
+from screening.engine import evidence
 from screening.models import CandidatePair, Document, ScreeningRun
-from screening.runs.lifecycle import near_config_of
+from screening.runs import display
 
 PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id",
                 "revision_signals", "template_share", "jaccard_without_template", "cluster", "suggested_verdict",
@@ -69,21 +69,6 @@ def run_summary(run: ScreeningRun) -> str:
     return "; ".join(parts)
 
 
-def pair_explanation(pair: CandidatePair) -> dict:
-    """Shared shingles and raw excerpts of a pair, computed on demand (bounded for large documents)."""
-    left, right = pair.left.body, pair.right.body
-    if pair.pass_name == CandidatePair.Pass.EXACT:
-        return {"shared": [], "excerpts": [left[:500]] if left == right else [], "k": 0}
-    config = near_config_of(pair.run)
-    policy, spec = config.normalizer, config.spec
-    return {
-        "shared": explain.shared_shingles(left, right, policy, spec),
-        "excerpts": explain.raw_excerpts(left, right, spec.k if spec.kind == "char" else 5),
-        "k": spec.k,
-        "spec": str(spec),
-    }
-
-
 def with_documents(pair: CandidatePair) -> CandidatePair:
     """Attach both documents with their upload and source file, read in a second query: one nine-table
     join for a pair page cost PostgreSQL about 5 ms of planning alone, more than everything else it did."""
@@ -94,16 +79,10 @@ def with_documents(pair: CandidatePair) -> CandidatePair:
 
 def pair_context(pair: CandidatePair) -> dict:
     """What the pair panes show (the review page and the run's pair page): matched runs coloured alike on
-    both sides, the token diff with its revision signals, shared shingles and raw excerpts."""
-    config = pair.run.config.get("near", {})
-    k = int(config.get("shingle", "char:8").split(":")[1]) if config.get("shingle", "").startswith("char") else 8
-    left, right, run_count = panes.matched_segments(pair.left.body, pair.right.body, max(k, 4))
-    diff, diff_cut, diff_total = panes.diff_rows(pair.left.body, pair.right.body)
-    return {
-        "pair": pair, "left_segments": left, "right_segments": right, "run_count": run_count,
-        "diff": diff, "diff_cut": diff_cut, "diff_total": diff_total, "explanation": pair_explanation(pair),
-        "evidence": evidence_rows(pair.evidence),
-    }
+    both sides, the token diff with its revision signals, shared shingles and raw excerpts (drawn once and
+    kept: screening.runs.display), and the evidence."""
+    drawn, counts = display.pair_panes(pair)
+    return {"pair": pair, "panes": drawn, "counts": counts, "evidence": evidence_rows(pair.evidence)}
 
 
 def _share(value) -> str:

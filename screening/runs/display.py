@@ -1,0 +1,61 @@
+"""What a pair page shows of the two texts (coloured common runs, differences, shared shingles, excerpts),
+rendered the first time the pair is opened and kept (PairPanes): it follows from two documents and a run
+that never change, and drawing it cost most of a pair page's time."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+
+from screening.engine import explain, panes
+from screening.models import CandidatePair, PairPanes
+from screening.runs.lifecycle import near_config_of
+
+VERSION = "panes-1"  # a change to the templates or to what they are given: drawn again, once
+
+
+def pair_explanation(pair: CandidatePair) -> dict:
+    """Shared shingles and raw excerpts of a pair, computed on demand (bounded for large documents)."""
+    left, right = pair.left.body, pair.right.body
+    if pair.pass_name == CandidatePair.Pass.EXACT:
+        return {"shared": [], "excerpts": [left[:500]] if left == right else [], "k": 0}
+    config = near_config_of(pair.run)
+    policy, spec = config.normalizer, config.spec
+    return {
+        "shared": explain.shared_shingles(left, right, policy, spec),
+        "excerpts": explain.raw_excerpts(left, right, spec.k if spec.kind == "char" else 5),
+        "k": spec.k,
+        "spec": str(spec),
+    }
+
+
+def _draw(pair: CandidatePair) -> tuple[dict, dict]:
+    config = pair.run.config.get("near", {})
+    k = int(config.get("shingle", "char:8").split(":")[1]) if config.get("shingle", "").startswith("char") else 8
+    left, right, run_count = panes.matched_segments(pair.left.body, pair.right.body, max(k, 4))
+    diff, diff_cut, diff_total = panes.diff_rows(pair.left.body, pair.right.body)
+    html = {
+        "left": render_to_string("screening/_pane_body.html", {"segments": left}),
+        "right": render_to_string("screening/_pane_body.html", {"segments": right}),
+        "diff": render_to_string("screening/_pair_diff.html", {"diff": diff}),
+        "details": render_to_string("screening/_pair_details.html", {"explanation": pair_explanation(pair)}),
+    }
+    counts = {"run_count": run_count, "diff_total": diff_total, "diff_cut": diff_cut, "diff_shown": len(diff)}
+    return html, counts
+
+
+def pair_panes(pair: CandidatePair) -> tuple[dict, dict]:
+    """The pair's rendered panes (safe HTML: the templates escaped every text) and their counts."""
+    kept = PairPanes.objects.filter(pair_id=pair.pk, version=VERSION).values_list("html", "counts").first()
+    if kept is None:
+        html, counts = _draw(pair)
+        try:
+            with transaction.atomic():
+                PairPanes.objects.update_or_create(pair_id=pair.pk, defaults={
+                    "version": VERSION, "html": html, "counts": counts})
+        except IntegrityError:
+            pass  # another request kept the same drawing first
+        kept = html, counts
+    html, counts = kept
+    return {name: mark_safe(part) for name, part in html.items()}, counts  # noqa: S308 - rendered by our templates
