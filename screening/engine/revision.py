@@ -85,6 +85,11 @@ NUMBER_WORDS = {
     "零", "〇", "一", "二", "两", "三", "四", "五", "六", "七", "八", "九", "十", "百", "千", "万", "亿", "半",
 }
 _CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
+# Normalised tokens a signal can rest on (a superset: units compared folded, any word ending like a "n't").
+# A small change with none of them, in it or beside it, is no revision signal, so it is not examined.
+_TELLING = {t.casefold() for t in (*NEGATIONS, *MONTHS, *NUMBER_WORDS, *UNITS, *PERIODS, *CJK_UNIT_PREFIXES,
+                                   "月", "month", "ماه")}
+
 _NOT_WORD = re.compile(r"[^\w\x1f]|_")
 _STOP = re.compile(r"[.!?;:。！？；：؟،，、\n]")
 
@@ -152,10 +157,20 @@ class TokenList(Sequence):
     """A text's tokens as parallel lists, made into Token tuples only where they are looked at (a diff looks
     at a few around each change; building all of them cost more than the diff)."""
 
-    __slots__ = ("text", "groups", "starts", "ends", "norms")
+    __slots__ = ("text", "groups", "starts", "ends", "norms", "_telling")
 
     def __init__(self, text: str, groups: list[str], starts: list[int], ends: list[int], norms: list[str]):
         self.text, self.groups, self.starts, self.ends, self.norms = text, groups, starts, ends, norms
+        self._telling = None
+
+    @property
+    def telling(self) -> list[bool]:
+        """Per token, whether a revision signal could rest on it (see _TELLING)."""
+        if self._telling is None:  # inline, not a call per token: a document has hundreds
+            told, numeric = _TELLING, ("number", "date", "mark")
+            self._telling = [n in told or g in numeric or n.endswith("nt")
+                             for g, n in zip(self.groups, self.norms, strict=True)]
+        return self._telling
 
     def __len__(self) -> int:
         return len(self.norms)
@@ -398,7 +413,9 @@ def _diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], bo
         moved = ((i1 == i2 or _reads_elsewhere(lp, i1, i2, rp))
                  and (j1 == j2 or _reads_elsewhere(rp, j1, j2, lp)))
         signal = None
-        if not moved and i2 - i1 <= SMALL and j2 - j1 <= SMALL:
+        if not moved and i2 - i1 <= SMALL and j2 - j1 <= SMALL and (
+                any(lt.telling[max(i1 - 1, 0):i2 + 1]) or any(rt.telling[j1:j2])
+                or (i2 - i1 == j2 - j1 == 1 and _persian_negation(lp.norms[i1], rp.norms[j1]))):
             before = lt[i1 - 1] if i1 > 0 else None
             after = lt[i2] if i2 < len(lt) else None
             kind = _kind(lt[i1:i2], rt[j1:j2], before, after)
