@@ -6,11 +6,33 @@ import-linter enforces (pyproject.toml)."""
 from __future__ import annotations
 
 import django_rq
+import redis
 from django.conf import settings
+from redis.backoff import ExponentialBackoff
 from redis.connection import parse_url
+from redis.retry import Retry
 from rq import Queue
 
 from dedup_site import redis_server
+
+# Seconds a worker's Redis commands keep retrying through an outage (0 in web processes, which answer at once).
+_patience = 0.0
+
+
+def wait_out_outages(seconds: float) -> None:
+    """Make this process's queue connections retry through a Redis outage of up to `seconds` (workers, and
+    the work-horses they fork): a restart of Redis then delays a job instead of killing the worker or
+    losing a job's result mid-report."""
+    global _patience
+    _patience = seconds
+
+
+def patient(connection: redis.Redis) -> redis.Redis:
+    """The connection, retrying through an outage of this process's patience (unchanged when it is 0)."""
+    if _patience > 0:
+        # Backoff 0.2, 0.4, ... capped at 2 s: about 3 s for the first four tries, then 2 s a try.
+        connection.set_retry(Retry(ExponentialBackoff(cap=2.0, base=0.1), retries=4 + int(_patience / 2)))
+    return connection
 
 
 def ensure_redis(*, stop_at_exit: bool = False) -> bool:
@@ -22,7 +44,9 @@ def ensure_redis(*, stop_at_exit: bool = False) -> bool:
 
 def get_queue(name: str = "default") -> Queue:
     ensure_redis()
-    return django_rq.get_queue(name)
+    queue = django_rq.get_queue(name)
+    patient(queue.connection)
+    return queue
 
 
 def redis_kwargs() -> dict:

@@ -8,6 +8,8 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 from rq import Worker
 
+from dedup_site import redis_direct
+
 
 class WorkHorseKilled(Exception):
     """The process doing a job died (SIGKILL, out of memory) before the job could report anything."""
@@ -16,6 +18,10 @@ class WorkHorseKilled(Exception):
 class DedupWorker(Worker):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # RQ quits on a Redis error met outside its dequeue loop (a heartbeat, the end of a job), leaving the job
+        # "started" and its run "running". Retrying through a short outage (a restart) avoids that.
+        redis_direct.wait_out_outages(settings.DEDUP_WORKER_REDIS_PATIENCE)
+        redis_direct.patient(self.connection)
         # Loaded once here, before any work-horse is forked, instead of once per job in every horse. The apps'
         # job modules are named by setting: this layer does not import the apps above it.
         for module in settings.DEDUP_WORKER_PRELOAD:

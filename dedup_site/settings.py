@@ -215,6 +215,8 @@ DEDUP_SIGN_CHUNK = env_int("DEDUP_SIGN_CHUNK", 5000)
 # A run with more LSH candidates than this verifies them in chunk jobs of this many pairs.
 DEDUP_VERIFY_CHUNK = env_int("DEDUP_VERIFY_CHUNK", 2000)
 RQ = {"WORKER_CLASS": "dedup_site.rq_worker.DedupWorker"}
+# Seconds a worker keeps retrying Redis through an outage (a restart) before it gives up and quits.
+DEDUP_WORKER_REDIS_PATIENCE = env_int("DEDUP_WORKER_REDIS_PATIENCE", 60)
 # What a worker loads before it forks work-horses: the job modules, and the compiled kernels (warmed up).
 DEDUP_WORKER_PRELOAD = ["screening.jobs", "review.jobs", "screening.runs.near"]
 DEDUP_WORKER_WARM = ["screening.engine.fast.warm"]

@@ -214,3 +214,36 @@ def test_redis_restarted_during_a_run_does_not_leave_it_running(worker_process, 
         run.refresh_from_db()
     assert run.status == "complete", run.error
     assert run.stats["near"]["signed"] == 15_000
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_ending_while_redis_restarts_is_recorded_and_the_worker_goes_on(worker_process, import_records,
+                                                                              settings):
+    """RQ's worker quits on a Redis error outside its dequeue loop, and a work-horse that cannot report its
+    job's end dies with it. Our workers retry through the outage instead: the job ends finished and the next
+    one (a run) is taken."""
+    from rq.job import Job
+
+    if settings.REDIS_URL:
+        pytest.skip("restarts the embedded Redis server; this run uses an external one")
+    from dedup_site.redis_direct import get_queue
+
+    queue = get_queue()
+    import_records("small", random_records(200))
+    # Down for longer than redis-py's own three retries wait (at most 7 s with its default backoff).
+    fault = queue.enqueue("tests.fault_jobs.stop_redis_for", str(settings.EMBEDDED_REDIS_DIR), 8.0)
+    worker = worker_process()
+    wait_for(lambda: not redis_server_answers(settings), "the job to stop Redis", timeout=60, every=0.05)
+    wait_for(lambda: redis_server_answers(settings), "Redis to be started again", timeout=60)
+    run = runs.run_start(corpus=Corpus.objects.get(name="small"), options=runs.RunOptions(exact=True, near=True))
+    wait_for(lambda: not ScreeningRun.objects.get(pk=run.pk).is_active, "the run to end")
+    run.refresh_from_db()
+    assert run.status == "complete", run.error
+    assert Job.fetch(fault.id, connection=queue.connection, serializer=queue.serializer).get_status() == "finished"
+    assert worker.poll() is None, "the worker quit"
+
+
+def redis_server_answers(settings) -> bool:
+    from dedup_site import redis_server
+
+    return redis_server.is_running(settings.EMBEDDED_REDIS_DIR)
