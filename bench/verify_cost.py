@@ -38,7 +38,12 @@ from screening.runs import near
 upload = uploads.upload_process(upload=uploads.upload_create_from_path(corpus_name="dev", path=Path({str(corpus)!r})))
 config = NearConfig(policy="persian-arabic-fold-v1").resolved()
 pks = list(Document.objects.order_by("pk").values_list("pk", flat=True))
-found = near.near_candidates(pks, config, lambda f, s: None)
+if hasattr(near, "prepare_banding"):  # banding in partitions of band keys
+    plan = near.prepare_banding(pks, config, lambda f, s: None)
+    found = near.candidates_of([near.band_part(Document.objects.all(), set(), config, part, plan.parts)[0]
+                                for part in range(plan.parts)], plan)
+else:  # the code before it
+    found = near.near_candidates(pks, config, lambda f, s: None)
 pairs = found.pairs
 near.verify_chunk(pairs[:50], found.template, config, lambda f, s: None)  # warm up
 best = None

@@ -212,6 +212,9 @@ RQ_QUEUES = {
 RQ_SHOW_ADMIN_LINK = False
 # A run with more unsigned documents than this splits signing into chunk jobs that any worker can take.
 DEDUP_SIGN_CHUNK = env_int("DEDUP_SIGN_CHUNK", 5000)
+# Band keys one banding job holds at most (about 24 bytes each): a larger run bands in partitions of its keys,
+# a job each, so no job's memory grows with the corpus.
+DEDUP_BAND_KEYS = env_int("DEDUP_BAND_KEYS", 8_000_000)
 # A run with more LSH candidates than this verifies them in chunk jobs of this many pairs.
 DEDUP_VERIFY_CHUNK = env_int("DEDUP_VERIFY_CHUNK", 2000)
 RQ = {"WORKER_CLASS": "dedup_site.rq_worker.DedupWorker"}

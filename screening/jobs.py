@@ -45,6 +45,14 @@ def run_finish_job(run_id: int) -> str:
     return fanout.run_finish(run_id=run_id)
 
 
+def band_part_job(run_id: int, number: int, part: int) -> int:
+    return fanout.band_part(run_id=run_id, number=number, part=part)
+
+
+def run_gather_job(run_id: int) -> str:
+    return fanout.run_gather(run_id=run_id)
+
+
 def verify_chunk_job(run_id: int, number: int, pairs: list[list[int]]) -> int:
     return fanout.verify_chunk(run_id=run_id, number=number, pairs=pairs)
 

@@ -75,6 +75,39 @@ def test_a_fanned_out_run_completes_with_sync(import_records, queue, settings, c
     assert run.status == "complete" and "clusters" in capsys.readouterr().out
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_large_run_bands_in_partition_jobs_and_finds_the_pairs_of_one_banding(import_records, queue, run_worker,
+                                                                                settings):
+    records = family_records()
+    import_records("one", records)
+    import_records("parts", records)
+    single = completed_run("one", near=True)
+    assert single.stats["near"]["band_parts"] == 1
+    settings.DEDUP_BAND_KEYS = 1000  # 32 band keys a document: a partition a job for each 31 documents
+    run = runs.run_start(corpus=Corpus.objects.get(name="parts"), options=runs.RunOptions(exact=True, near=True))
+    run_worker()
+    run.refresh_from_db()
+    assert run.status == "complete", run.error
+    signed = run.stats["near"]["signed"]
+    assert run.stats["near"]["band_parts"] == -(-signed * 32 // 1000) >= 5
+    assert pairs(run) == pairs(single)
+    assert run.stats["near"]["lsh_candidates"] == single.stats["near"]["lsh_candidates"]
+    assert run.stats["near"]["histogram"] == single.stats["near"]["histogram"]
+    assert {"exact", "sign", "band", "verify", "publish"} <= set(run.stats["seconds"]), run.stats["seconds"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_banding_in_partitions_in_one_process_gives_the_pairs_of_one_banding(import_records, settings):
+    records = family_records(20, 5)
+    import_records("one", records)
+    import_records("parts", records)
+    single = completed_run("one", near=True)
+    settings.DEDUP_BAND_KEYS = 300
+    parted = completed_run("parts", near=True)
+    assert parted.stats["near"]["band_parts"] == -(-parted.stats["near"]["signed"] * 32 // 300) >= 5
+    assert pairs(parted) == pairs(single) and len(pairs(single)) > 20
+
+
 def run_one_job(queue) -> None:
     connections.close_all()
     django_rq.get_worker("default", serializer="rq.serializers.JSONSerializer").work(burst=True, max_jobs=1)

@@ -266,6 +266,51 @@ def test_band_pairs_equal_datasketch_minhashlsh_candidates(bands, rows):
     assert ours == expected and len(ours) > 100
 
 
+@pytest.mark.parametrize("parts", [1, 3, 7])
+def test_banding_in_partitions_of_band_keys_gives_the_pairs_of_one_banding(parts):
+    texts = families(80, 6, seed=parts)
+    _, sigs = signatures_of(texts)
+    expected = {tuple(p) for p in lsh.band_pairs(sigs, 32, 4).tolist()}
+    found = set()
+    for part in range(parts):
+        bander = lsh.Bander(32, 4, part, parts)
+        for start in range(0, len(sigs), 100):  # in batches, as the database is read
+            bander.add(sigs[start : start + 100], np.arange(start, min(start + 100, len(sigs))) + 1000)
+        found |= {(i - 1000, j - 1000) for i, j in bander.pairs().tolist()}
+    assert found == expected and len(expected) > 300
+
+
+def test_partitions_hold_about_an_equal_share_of_the_keys():
+    sigs = np.random.default_rng(3).integers(0, 2**20, size=(4000, 128), dtype=np.uint32)  # minima crowd low
+    held = []
+    for part in range(4):
+        bander = lsh.Bander(32, 4, part, 4)
+        bander.add(sigs, np.arange(4000))
+        held.append(bander.keys)
+    assert sum(held) == 4000 * 32
+    assert max(held) < 1.1 * 4000 * 32 / 4
+    assert lsh.parts_for(4000, 32, 40_000) == 4 and lsh.parts_for(10, 32, 8_000_000) == 1
+
+
+def test_a_forced_hash_collision_still_gives_exact_pairs(monkeypatch):
+    """Keys are sorted by a 64-bit hash; a fault that makes every key collide must still pair equal keys only."""
+    texts = families(30, 5, seed=4)
+    _, sigs = signatures_of(texts)
+    expected = lsh.band_pairs(sigs, 32, 4)
+    monkeypatch.setattr(lsh, "_mix", lambda words, seed=0: np.zeros(words.shape[0], dtype=np.uint64))
+    assert np.array_equal(lsh.band_pairs(sigs, 32, 4), expected) and len(expected) > 50
+
+
+def test_stored_signatures_read_in_bulk_equal_one_at_a_time_and_refuse_another_seed():
+    config = minhash.NearConfig().resolved()
+    rows = np.random.default_rng(5).integers(0, 2**32, size=(6, 128), dtype=np.uint32)
+    stored = minhash.to_bytes_many(rows, config)
+    assert np.array_equal(minhash.from_bytes_many(stored, config), rows)
+    assert np.array_equal(minhash.from_bytes_many(stored, config)[2], minhash.from_bytes(stored[2], config))
+    with pytest.raises(minhash.SchemeMismatch, match="seed 1"):
+        minhash.from_bytes_many(stored, minhash.NearConfig(seed=2).resolved())
+
+
 def all_pairs_jaccard(hashes: list[np.ndarray]) -> sparse.coo_matrix:
     """Exact Jaccard of every pair sharing a shingle, via a sparse incidence product."""
     vocabulary = {v: i for i, v in enumerate(np.unique(np.concatenate(hashes)))}

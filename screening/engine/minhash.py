@@ -119,5 +119,19 @@ def from_bytes(data: bytes, config: NearConfig) -> np.ndarray:
     return np.asarray(lean.hashvalues, dtype=np.uint32)
 
 
+def from_bytes_many(blobs: list[bytes], config: NearConfig) -> np.ndarray:
+    """from_bytes for many stored signatures at once, as an (n, num_perm) uint32 array: one numpy view of the
+    joined bytes when each carries this configuration's header (datasketch's seed, size and scheme), else row
+    by row, which names the mismatch."""
+    header = _header(config.seed, config.num_perm, config.scheme)
+    width = len(header) + 4 * config.num_perm
+    joined = b"".join(blobs)
+    if len(joined) == width * len(blobs):
+        raw = np.frombuffer(joined, dtype=np.uint8).reshape(len(blobs), width)
+        if (raw[:, : len(header)] == np.frombuffer(header, dtype=np.uint8)).all():
+            return np.ascontiguousarray(raw[:, len(header) :]).view("<u4").astype(np.uint32)
+    return np.vstack([from_bytes(b, config) for b in blobs]) if blobs else np.zeros((0, config.num_perm), np.uint32)
+
+
 def estimate(left: np.ndarray, right: np.ndarray) -> float:
     return float(np.count_nonzero(left == right)) / left.shape[0]

@@ -15,6 +15,7 @@ from django.conf import settings
 from rq import Callback, Retry, get_current_job
 
 from dedup_site import progress
+from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import get_queue
 from screening.models import ScreeningRun
 from screening.runs import near, pipeline
@@ -101,28 +102,103 @@ def sign_chunk(*, run_id: int, number: int, pks: list[int]) -> int:
 
 
 def run_finish(*, run_id: int) -> str:
-    """Exact pass, signatures, banding; then verification here, or in chunk jobs when there are many
-    candidates (a publishing job then ends the run)."""
+    """Exact pass, signatures, template; then banding here, or in partition jobs when the corpus is large (a
+    gathering job then goes on); then verification (`_after_banding`)."""
     run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
     if _failed_by_a_chunk(run) or run.status == ScreeningRun.Status.COMPLETE:
         return run_summary(run)
-    stages = {name: 0.0 for name in STAGES if run.near or name in ("exact", "publish")}
+    clock = pipeline.StageClock(_stage_reporter(run, run_id))
+    try:
+        screened = pipeline.screen(run=run, report=clock.report, band_here=False)
+        if screened.outcome is None and screened.candidates is None:
+            _stage_banding(run_id, screened, clock.seconds())
+            return f"run {run_id}: banding in {screened.plan.parts} partition jobs"
+        return _after_banding(run, screened, clock)
+    except Exception:
+        run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
+        raise
+
+
+def _stage_reporter(run: ScreeningRun, run_id: int, done: tuple[str, ...] = ()) -> Progress:
+    stages = {name: 1.0 if name in done else 0.0 for name in STAGES if run.near or name in ("exact", "publish")}
 
     def report(fraction: float, stage: str) -> None:
         stages[stage] = fraction
         _report_stages(run_id, stages, stage)
 
-    clock = pipeline.StageClock(report)
+    return report
+
+
+def _after_banding(run: ScreeningRun, screened: pipeline.Screened, clock: pipeline.StageClock) -> str:
+    """Verify here, or in chunk jobs when there are many candidates (a publishing job then ends the run)."""
+    if chunks := pipeline.verify_chunks(screened):
+        _stage(run.pk, screened, chunks, clock.seconds())
+        return f"run {run.pk}: verifying in {len(chunks)} chunk jobs"
+    run = pipeline.finish(run=run, screened=screened, clock=clock, workers=lambda: _workers(run.pk))
+    return run_summary(run)
+
+
+def _stage_banding(run_id: int, screened: pipeline.Screened, seconds: dict[str, float]) -> None:
+    """Keep what the banding jobs and the gathering job need (the exact groups, the plan) and queue a banding
+    job per partition of band keys."""
+    plan, connection = screened.plan, _connection()
+    connection.delete(_key(run_id, "banded"))
+    connection.set(_key(run_id, "template"), plan.template.astype("<u8").tobytes(), ex=progress.TTL)
+    connection.set(_key(run_id, "banding"), json.dumps({
+        "parts": plan.parts, "stats": plan.stats, "run_stats": screened.stats, "seconds": seconds, "at": time.time(),
+        "exact": screened.exact.as_json(),
+    }), ex=progress.TTL)
+    _fan_out(run_id, "screening.jobs.band_part_job", list(range(plan.parts)), then="screening.jobs.run_gather_job",
+             phase="band")
+
+
+def _staged(run_id: int, name: str) -> dict:
+    raw = _connection().get(_key(run_id, name))
+    if raw is None:
+        raise RuntimeError(f"the run's staged {name} is gone from Redis (restarted without persistence?); "
+                           "run it again")
+    return json.loads(raw)
+
+
+def _template(run_id: int) -> np.ndarray:
+    return np.frombuffer(_connection().get(_key(run_id, "template")) or b"", dtype="<u8")
+
+
+def band_part(*, run_id: int, number: int, part: int) -> int:
+    """Band one partition of the run's band keys over all its documents; the candidates found go to Redis."""
+    run = ScreeningRun.objects.get(pk=run_id)
+    staged = _staged(run_id, "banding")
+    duplicates = ExactResult.from_json(staged["exact"]).duplicates
+    pairs, _ = near.band_part(documents_of(run), duplicates, near_config_of(run), part, staged["parts"])
+    connection = get_current_job().connection
+    # Keyed by partition: a partition banded twice (retried after a kill) leaves one result.
+    connection.hset(_key(run_id, "banded"), str(part), pairs.astype("<i8").tobytes())
+    connection.expire(_key(run_id, "banded"), progress.TTL)
+    _report_stages(run_id, {"exact": 1.0, "sign": 1.0, "band": _chunk_done(run_id, "band")}, "band")
+    return int(pairs.shape[0])
+
+
+def run_gather(*, run_id: int) -> str:
+    """Merge the candidates of every banding job, then verify (`_after_banding`)."""
+    run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
+    if _failed_by_a_chunk(run) or run.status == ScreeningRun.Status.COMPLETE:
+        return run_summary(run)
     try:
-        screened = pipeline.screen(run=run, report=clock.report)
-        if chunks := pipeline.verify_chunks(screened):
-            _stage(run_id, screened, chunks, clock.seconds())
-            return f"run {run_id}: verifying in {len(chunks)} chunk jobs"
-        run = pipeline.finish(run=run, screened=screened, clock=clock, workers=lambda: _workers(run_id))
+        staged = _staged(run_id, "banding")
+        banded = _connection().hgetall(_key(run_id, "banded"))
+        if len(banded) != staged["parts"]:
+            raise RuntimeError(f"{len(banded)} of the run's {staged['parts']} banding partitions are in Redis")
+        plan = near.BandPlan(_template(run_id), staged["parts"], staged["stats"])
+        screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"], plan=plan)
+        screened.candidates = near.candidates_of(
+            [np.frombuffer(value, dtype="<i8").reshape(-1, 2) for value in banded.values()], plan)
+        clock = pipeline.StageClock(_stage_reporter(run, run_id, done=("exact", "sign", "band")), staged["seconds"])
+        clock.began["band"] = time.perf_counter() - (time.time() - staged["at"])  # banding began when staged
+        _connection().delete(_key(run_id, "banded"))
+        return _after_banding(run, screened, clock)
     except Exception:
         run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
         raise
-    return run_summary(run)
 
 
 def _stage(run_id: int, screened: pipeline.Screened, chunks: list, seconds: dict[str, float]) -> None:
@@ -144,7 +220,7 @@ def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
     run = ScreeningRun.objects.get(pk=run_id)
     verification_key_check(run)
     connection = get_current_job().connection
-    template = np.frombuffer(connection.get(_key(run_id, "template")) or b"", dtype="<u8")
+    template = _template(run_id)
     found, below_floor = near.verify_chunk([tuple(p) for p in pairs], template, near_config_of(run),
                                            lambda fraction, stage: None)
     # Keyed by chunk number: a chunk run twice (retried after a kill) leaves one result.
@@ -162,11 +238,7 @@ def run_publish_staged(*, run_id: int) -> str:
     if _failed_by_a_chunk(run) or run.status == ScreeningRun.Status.COMPLETE:
         return run_summary(run)
     connection = _connection()
-    raw = connection.get(_key(run_id, "staged"))
-    if raw is None:
-        raise RuntimeError("the run's verification results are gone from Redis (restarted without persistence?); "
-                           "run it again")
-    staged = json.loads(raw)
+    staged = _staged(run_id, "staged")
     chunks = [json.loads(v) for v in connection.hvals(_key(run_id, "verified"))]
     stages = dict.fromkeys(STAGES, 1.0)
 
@@ -176,12 +248,11 @@ def run_publish_staged(*, run_id: int) -> str:
             _report_stages(run_id, stages, stage)
 
     try:
-        doc_ids = dict(documents_of(run).order_by("pk").values_list("pk", "doc_id"))
-        screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"], doc_ids)
-        outcome = pipeline.outcome_of(
-            screened, [near.NearPair(*p) for chunk in chunks for p in chunk["pairs"]],
-            sum(chunk["below_floor"] for chunk in chunks), near_config_of(run), stats=staged["stats"],
-            candidates=staged["candidates"])
+        pairs = [near.NearPair(*p) for chunk in chunks for p in chunk["pairs"]]
+        doc_ids = near.doc_ids_of({pk for p in pairs for pk in (p.left, p.right)})
+        screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"])
+        outcome = pipeline.outcome_of(screened, pairs, sum(chunk["below_floor"] for chunk in chunks),
+                                      near_config_of(run), doc_ids, staged["candidates"], staged["stats"])
         outcome.seconds = dict(staged["seconds"], verify=round(time.time() - staged["at"], 3))
         run = run_publish(run=run, outcome=outcome, workers=lambda: _workers(run_id), report=report)
     except Exception:

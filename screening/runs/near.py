@@ -26,6 +26,7 @@ from screening.engine.shingle import VerifyKey
 from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
 
 BATCH = 1000
+BAND_READ = 20_000  # stored signatures read a query while banding
 PREPARED_CACHE = 2000  # documents kept tokenised while a chunk of candidates is verified
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
 HISTOGRAM_BINS = 20  # over [0, 1]
@@ -253,46 +254,109 @@ def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: mi
 
 
 @dataclass
+class BandPlan:
+    """What banding needs besides the stored signatures: the template, how many partitions of band keys keep
+    each banding job within DEDUP_BAND_KEYS keys, and the near pass's figures so far."""
+
+    template: np.ndarray  # shingle hashes frequent enough to count as template
+    parts: int
+    stats: dict
+
+
+@dataclass
 class Candidates:
     """The LSH candidates of a run, ready to verify (in one job or in chunk jobs)."""
 
-    pairs: list[tuple[int, int]]  # document pks
-    template: np.ndarray  # shingle hashes frequent enough to count as template
+    pairs: list[tuple[int, int]]  # document pks, smaller first, sorted
+    template: np.ndarray
     stats: dict
-    signed: list[int]  # the documents banded, in the order of the rows of `matrix`
-    matrix: np.ndarray  # their signatures
 
 
-def near_candidates(representatives: list[int], config: minhash.NearConfig, report: Progress) -> Candidates:
-    """Sign the representatives (reusing stored signatures), band them, and estimate the template."""
-    signed, matrix, sample, empty, computed = sign(representatives, config, report)
-    report(0.0, "band")
-    found = lsh.band_pairs(matrix, config.bands, config.rows)
-    template = explain.template_hashes(list(sample.values()), len(signed), config.template_share,
-                                       config.template_min_docs)
-    report(1.0, "band")
-    return Candidates([(signed[i], signed[j]) for i, j in found.tolist()], template, {
-        "representatives": len(representatives), "signed": len(signed), "newly_signed": computed,
+def prepare_banding(representatives: list[int], config: minhash.NearConfig, report: Progress) -> BandPlan:
+    """Sign the representatives without a stored signature under this configuration (a run that fanned its
+    signing out finds them all signed), estimate the template from a sample, and choose the partitions."""
+    report(0.0, "sign")
+    computed = empty = 0
+    for done, chunk in enumerate(_batches(representatives), start=1):
+        stored = dict(DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
+                      .values_list("document_id", "shingle_count"))
+        rows = [row for row, _ in compute_signatures([pk for pk in chunk if pk not in stored], config)]
+        _insert_signatures(rows)
+        computed += len(rows)
+        empty += sum(1 for count in stored.values() if not count) + sum(1 for row in rows if not row.shingle_count)
+        report(done * BATCH / max(len(representatives), 1), "sign")
+    signed = len(representatives) - empty  # no shingle, no signature: never paired, not even with another empty one
+    sample = [h for h in _hashes_for(sorted(template_sample(representatives)), config).values() if h.size]
+    template = explain.template_hashes(sample, signed, config.template_share, config.template_min_docs)
+    return BandPlan(template, lsh.parts_for(signed, config.bands, settings.DEDUP_BAND_KEYS), {
+        "representatives": len(representatives), "signed": signed, "newly_signed": computed,
         "reused_signatures": len(representatives) - computed, "empty": empty, "template_shingles": int(template.size),
-    }, signed, matrix)
+    })
 
 
-def verify(found: Candidates, doc_ids: dict[int, str], config: minhash.NearConfig,
-           report: Progress) -> tuple[list[NearPair], int]:
-    """Verify every candidate in this job, with the signatures and doc_ids it already holds."""
-    involved = {pk for pair in found.pairs for pk in pair}
-    signatures = {pk: found.matrix[i] for i, pk in enumerate(found.signed) if pk in involved}
-    return _verify(found.pairs, signatures, found.template, doc_ids, config, report)
+def _signature_batches(documents, excluded: set[int], config: minhash.NearConfig
+                       ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(document pks, signatures) of these documents' stored signatures with shingles, `excluded` left out, in
+    pk order, BAND_READ at a time (keyset pages: no cursor held open between batches)."""
+    stored = DocumentSignature.objects.filter(key=config.signature_key, shingle_count__gt=0, document__in=documents)
+    last = 0
+    while True:
+        rows = list(stored.filter(document_id__gt=last).order_by("document_id")
+                    .values_list("document_id", "values")[:BAND_READ])
+        if not rows:
+            return
+        last = rows[-1][0]
+        rows = [row for row in rows if row[0] not in excluded]
+        if rows:
+            yield (np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows)),
+                   minhash.from_bytes_many([bytes(values) for _, values in rows], config))
+
+
+def band_part(documents, excluded: set[int], config: minhash.NearConfig, part: int, parts: int
+              ) -> tuple[np.ndarray, int]:
+    """Band partition `part` of `parts` of the band keys of every stored signature of these documents but the
+    `excluded` ones: the candidate pairs (document pks, smaller first) and how many documents were read. Holds
+    the partition's keys, never the signatures."""
+    bander = lsh.Bander(config.bands, config.rows, part, parts)
+    banded = 0
+    for pks, signatures in _signature_batches(documents, excluded, config):
+        bander.add(signatures, pks)
+        banded += len(pks)
+    return bander.pairs(), banded
+
+
+def candidates_of(found: list[np.ndarray], plan: BandPlan) -> Candidates:
+    """The candidates of every partition of a run, merged."""
+    pairs = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, 2), dtype=np.int64)
+    return Candidates([(int(a), int(b)) for a, b in pairs.tolist()], plan.template,
+                      {**plan.stats, "band_parts": plan.parts})
+
+
+def doc_ids_of(pks) -> dict[int, str]:
+    """The doc_id of each of these documents."""
+    out: dict[int, str] = {}
+    for chunk in _batches(sorted(pks)):
+        out.update(Document.objects.filter(pk__in=chunk).values_list("pk", "doc_id"))
+    return out
+
+
+def verify(found: Candidates, config: minhash.NearConfig, report: Progress
+           ) -> tuple[list[NearPair], int, dict[int, str]]:
+    """Verify every candidate in this job; also returns the doc_ids of the documents they involve."""
+    doc_ids: dict[int, str] = {}
+    pairs, below_floor = verify_chunk(found.pairs, found.template, config, report, doc_ids)
+    return pairs, below_floor, doc_ids
 
 
 def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: minhash.NearConfig,
-                 report: Progress) -> tuple[list[NearPair], int]:
-    """Verify some candidate pairs on their own (a chunk job): signatures and doc_ids come from the database."""
+                 report: Progress, doc_ids: dict[int, str] | None = None) -> tuple[list[NearPair], int]:
+    """Verify some candidate pairs on their own: signatures and doc_ids come from the database (the doc_ids are
+    also put in `doc_ids`, when given)."""
     involved = sorted({pk for pair in pairs for pk in pair})
-    doc_ids = {}
-    for chunk in _batches(involved):
-        doc_ids.update(Document.objects.filter(pk__in=chunk).values_list("pk", "doc_id"))
-    return _verify(pairs, _stored_signatures(involved, config), template, doc_ids, config, report)
+    names = doc_ids_of(involved)
+    if doc_ids is not None:
+        doc_ids.update(names)
+    return _verify(pairs, _stored_signatures(involved, config), template, names, config, report)
 
 
 def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats: dict, config: minhash.NearConfig,

@@ -1,7 +1,8 @@
 """A run's work from its documents to its results, in steps that the in-process path (`run_execute`) and
 the fan-out over workers (`fanout`) share:
 
-    sign_chunks → screen (exact pass, signatures, banding) → verify → publish.run_publish
+    sign_chunks → screen (exact pass, signatures, template) → band (in partitions of band keys) → verify
+    → publish.run_publish
 
 The exact pass runs once per run; a fanned-out run stages its result for the publishing job.
 """
@@ -25,9 +26,10 @@ from screening.runs.publish import Outcome, run_publish
 class StageClock:
     """Passes progress on, and notes when each stage first reported: the seconds each stage took."""
 
-    def __init__(self, on_progress: Progress | None = None):
+    def __init__(self, on_progress: Progress | None = None, spent: dict[str, float] | None = None):
         self.outer = on_progress or (lambda fraction, stage: None)
         self.began: dict[str, float] = {}
+        self.spent = dict(spent or {})  # seconds of stages done by earlier jobs
 
     def report(self, fraction: float, stage: str) -> None:
         self.began.setdefault(stage, time.perf_counter())
@@ -36,17 +38,17 @@ class StageClock:
     def seconds(self) -> dict[str, float]:
         began = dict(self.began, end=time.perf_counter())
         order = sorted(began, key=began.get)
-        return {a: round(began[b] - began[a], 3) for a, b in zip(order, order[1:], strict=False)}
+        return {**self.spent, **{a: round(began[b] - began[a], 3) for a, b in zip(order, order[1:], strict=False)}}
 
 
 @dataclass
 class Screened:
     """A run up to verification: its outcome when nothing is left to verify (exact only, incremental), else
-    the LSH candidates of its near pass."""
+    its banding plan and, once banded, the LSH candidates of its near pass."""
 
     exact: ExactResult
     stats: dict
-    doc_ids: dict[int, str]
+    plan: near.BandPlan | None = None
     candidates: near.Candidates | None = None
     outcome: Outcome | None = None
 
@@ -64,9 +66,10 @@ def sign_chunks(run: ScreeningRun) -> list[list[int]]:
     return [missing[i : i + size] for i in range(0, len(missing), size)]
 
 
-def screen(*, run: ScreeningRun, report: Progress) -> Screened:
-    """Mark the run running (unless its signing chunks did), do the exact pass, then sign and band the near
-    pass's representatives (an incremental run also verifies, through its persistent index)."""
+def screen(*, run: ScreeningRun, report: Progress, band_here: bool = True) -> Screened:
+    """Mark the run running (unless its signing chunks did), do the exact pass, then sign the near pass's
+    representatives and plan their banding; band here too, unless `band_here` is off and the plan has several
+    partitions (the fan-out gives each to a job). An incremental run also verifies, through its index."""
     verification_key_check(run)
     if run.status != ScreeningRun.Status.RUNNING:
         run_mark_running(run=run)
@@ -79,26 +82,40 @@ def screen(*, run: ScreeningRun, report: Progress) -> Screened:
         stats.update(exact_groups=len(exact.groups), exact_singletons=exact.singletons,
                      exact_grouped_documents=sum(len(g.members) for g in exact.groups))
     if not run.near:
-        return Screened(exact, stats, {}, outcome=Outcome(exact, stats))
+        return Screened(exact, stats, outcome=Outcome(exact, stats))
     config = near_config_of(run)
     duplicates = exact.duplicates
-    doc_ids = dict(documents_of(run).order_by("pk").values_list("pk", "doc_id"))
-    representatives = [pk for pk in doc_ids if pk not in duplicates]
+    representatives = [pk for pk in documents_of(run).order_by("pk").values_list("pk", flat=True).iterator(10_000)
+                       if pk not in duplicates]
     if run.config.get("incremental"):
+        doc_ids = dict(documents_of(run).order_by("pk").values_list("pk", "doc_id"))
         result, update = near.incremental_pass(run.corpus, run.upload_ids, representatives, doc_ids, config, report)
         stats["near"] = result.stats
-        return Screened(exact, stats, doc_ids, outcome=Outcome(exact, stats, result, update, doc_ids))
-    return Screened(exact, stats, doc_ids, candidates=near.near_candidates(representatives, config, report))
+        return Screened(exact, stats, outcome=Outcome(exact, stats, result, update, doc_ids))
+    screened = Screened(exact, stats, plan=near.prepare_banding(representatives, config, report))
+    if band_here or screened.plan.parts == 1:
+        screened.candidates = band(run=run, screened=screened, parts=range(screened.plan.parts), report=report)
+    return screened
 
 
-def outcome_of(screened: Screened, pairs: list[near.NearPair], below_floor: int, config,
-               stats: dict | None = None, candidates: int | None = None) -> Outcome:
-    """The run's outcome once its candidates are verified: here (the banding's figures are at hand), or
-    gathered from chunk jobs (`stats` and `candidates` as the banding job staged them)."""
-    found = screened.candidates
-    result = near.near_result(pairs, below_floor, len(found.pairs) if found else candidates or 0,
-                              found.stats if found else stats or {}, config, screened.doc_ids)
-    return Outcome(screened.exact, {**screened.stats, "near": result.stats}, result, None, screened.doc_ids)
+def band(*, run: ScreeningRun, screened: Screened, parts, report: Progress) -> near.Candidates:
+    """Band these partitions of the plan here, one after the other, and merge their candidates."""
+    parts = list(parts)
+    report(0.0, "band")
+    found = []
+    for done, part in enumerate(parts, start=1):
+        found.append(near.band_part(documents_of(run), screened.exact.duplicates, near_config_of(run), part,
+                                    screened.plan.parts)[0])
+        report(done / len(parts), "band")
+    return near.candidates_of(found, screened.plan)
+
+
+def outcome_of(screened: Screened, pairs: list[near.NearPair], below_floor: int, config, doc_ids: dict[int, str],
+               candidates: int, stats: dict) -> Outcome:
+    """The run's outcome once its `candidates` are verified, here or gathered from chunk jobs (`stats`: the
+    banding's figures)."""
+    result = near.near_result(pairs, below_floor, candidates, stats, config, doc_ids)
+    return Outcome(screened.exact, {**screened.stats, "near": result.stats}, result, None, doc_ids)
 
 
 def verify_chunks(screened: Screened) -> list[list[tuple[int, int]]]:
@@ -116,8 +133,9 @@ def finish(*, run: ScreeningRun, screened: Screened, clock: StageClock,
     outcome = screened.outcome
     if outcome is None:
         config = near_config_of(run)
-        pairs, below_floor = near.verify(screened.candidates, screened.doc_ids, config, clock.report)
-        outcome = outcome_of(screened, pairs, below_floor, config)
+        pairs, below_floor, doc_ids = near.verify(screened.candidates, config, clock.report)
+        found = screened.candidates
+        outcome = outcome_of(screened, pairs, below_floor, config, doc_ids, len(found.pairs), found.stats)
     outcome.seconds = clock.seconds()
     return run_publish(run=run, outcome=outcome, workers=workers, report=clock.report)
 

@@ -29,7 +29,7 @@ class Outcome:
     stats: dict
     near_result: near.NearResult | None = None
     index_update: near.IndexUpdate | None = None
-    doc_ids: dict[int, str] = field(default_factory=dict)  # of the near pass's documents
+    doc_ids: dict[int, str] = field(default_factory=dict)  # of the documents of the near pass's pairs, at least
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -44,7 +44,7 @@ def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], li
     suggester = suggester or suggester_for(run.corpus_id)  # the rules, or the corpus's learned model
     exact, stats = outcome.exact, dict(outcome.stats)
     near_pairs = outcome.near_result.pairs if outcome.near_result is not None else []
-    names = outcome.doc_ids if run.near else {pk: doc_id for doc_id, pk in exact.doc_pks.items()}
+    names = {**{pk: doc_id for doc_id, pk in exact.doc_pks.items()}, **outcome.doc_ids}
     threshold = near_config_of(run).threshold if run.near else 1.0
     with transaction.atomic():
         # Cluster numbers are known before any pair is written, so each pair is written once, complete.
