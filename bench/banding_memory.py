@@ -73,17 +73,25 @@ def build(sizes: list[int]) -> list[int]:
     return ids
 
 
+def run_pks(upload_ids: list[int]):
+    """The documents of these uploads, as a run's banding job reads them (sorted pks, 8 bytes each)."""
+    import numpy as np
+
+    from screening.models import Document
+
+    return np.fromiter(Document.objects.filter(upload_id__in=upload_ids).order_by("pk").values_list("pk", flat=True)
+                       .iterator(10_000), dtype=np.int64)
+
+
 def partitioned(upload_ids: list[int], band_keys: int) -> tuple[int, int]:
     """One partition job (the first; each holds about the same share) and how many partitions there are."""
     from screening.engine import lsh
     from screening.engine.minhash import NearConfig
-    from screening.models import Document
     from screening.runs import near
 
-    config = NearConfig().resolved()
-    documents = Document.objects.filter(upload_id__in=upload_ids)
-    parts = lsh.parts_for(documents.count(), config.bands, band_keys)
-    pairs, _ = near.band_part(documents, set(), config, 0, parts)
+    config, pks = NearConfig().resolved(), run_pks(upload_ids)
+    parts = lsh.parts_for(len(pks), config.bands, band_keys)
+    pairs, _ = near.band_part(pks, config, 0, parts)
     return int(pairs.shape[0]), parts
 
 
@@ -92,29 +100,24 @@ def one_array(upload_ids: list[int]) -> int:
 
     from screening.engine import lsh
     from screening.engine.minhash import NearConfig
-    from screening.models import Document
     from screening.runs import near
 
-    config = NearConfig().resolved()
-    documents = Document.objects.filter(upload_id__in=upload_ids)
-    n = documents.count()
-    matrix, owners, at = np.zeros((n, config.num_perm), dtype=np.uint32), np.zeros(n, dtype=np.int64), 0
-    for pks, signatures in near._signature_batches(documents, set(), config):
-        matrix[at : at + len(pks)], owners[at : at + len(pks)] = signatures, pks
-        at += len(pks)
+    config, pks = NearConfig().resolved(), run_pks(upload_ids)
+    matrix, at = np.zeros((len(pks), config.num_perm), dtype=np.uint32), 0
+    for found, signatures in near._signature_batches(pks, config):
+        matrix[at : at + len(found)] = signatures
+        at += len(found)
     return int(lsh.band_pairs(matrix[:at], config.bands, config.rows).shape[0])
 
 
 def all_parts(upload_ids: list[int], band_keys: int) -> int:
     from screening.engine import lsh
     from screening.engine.minhash import NearConfig
-    from screening.models import Document
     from screening.runs import near
 
-    config = NearConfig().resolved()
-    documents = Document.objects.filter(upload_id__in=upload_ids)
-    parts = lsh.parts_for(documents.count(), config.bands, band_keys)
-    found = [near.band_part(documents, set(), config, part, parts)[0] for part in range(parts)]
+    config, pks = NearConfig().resolved(), run_pks(upload_ids)
+    parts = lsh.parts_for(len(pks), config.bands, band_keys)
+    found = [near.band_part(pks, config, part, parts)[0] for part in range(parts)]
     return len(near.candidates_of(found, near.BandPlan(None, parts, {})).pairs)
 
 

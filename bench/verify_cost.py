@@ -40,7 +40,8 @@ config = NearConfig(policy="persian-arabic-fold-v1").resolved()
 pks = list(Document.objects.order_by("pk").values_list("pk", flat=True))
 if hasattr(near, "prepare_banding"):  # banding in partitions of band keys
     plan = near.prepare_banding(pks, config, lambda f, s: None)
-    found = near.candidates_of([near.band_part(Document.objects.all(), set(), config, part, plan.parts)[0]
+    import numpy as np
+    found = near.candidates_of([near.band_part(np.array(pks), config, part, plan.parts)[0]
                                 for part in range(plan.parts)], plan)
 else:  # the code before it
     found = near.near_candidates(pks, config, lambda f, s: None)

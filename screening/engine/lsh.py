@@ -72,13 +72,12 @@ def pairs_from_keys(keys: np.ndarray, owners: np.ndarray) -> np.ndarray:
     if differs.any():
         collided[np.searchsorted(starts, np.unique(firsts[differs]))] = True
     found = []
-    # Buckets of two are the most common by far: take them all at once, loop only over larger ones.
-    two = starts[(sizes == 2) & ~collided]
-    a, b = owned[two], owned[two + 1]
-    found.append(np.stack((np.minimum(a, b), np.maximum(a, b)), axis=1))
-    for start, size, hit in zip(starts[sizes > 2], sizes[sizes > 2], collided[sizes > 2], strict=True):
-        if not hit:
-            found.append(_all_pairs(owned[start : start + size]))
+    # Every bucket of one size at once: its members as rows of a matrix, paired by that size's triangle.
+    for size in np.unique(sizes[~collided]).tolist():
+        rows = starts[(sizes == size) & ~collided]
+        members = np.sort(owned[rows[:, None] + np.arange(size)], axis=1)
+        i, j = np.triu_indices(size, k=1)
+        found.append(np.stack((members[:, i].ravel(), members[:, j].ravel()), axis=1))
     for start, size in zip(starts[collided], sizes[collided], strict=True):
         found.append(_pairs_by_bytes(keys[order[start : start + size]], owned[start : start + size]))
     return np.unique(np.concatenate(found), axis=0)

@@ -22,7 +22,6 @@ from screening.runs import near, pipeline
 from screening.runs.exact import ExactResult
 from screening.runs.lifecycle import (
     STAGES,
-    documents_of,
     near_config_of,
     run_fail,
     run_mark_running,
@@ -168,8 +167,8 @@ def band_part(*, run_id: int, number: int, part: int) -> int:
     """Band one partition of the run's band keys over all its documents; the candidates found go to Redis."""
     run = ScreeningRun.objects.get(pk=run_id)
     staged = _staged(run_id, "banding")
-    duplicates = ExactResult.from_json(staged["exact"]).duplicates
-    pairs, _ = near.band_part(documents_of(run), duplicates, near_config_of(run), part, staged["parts"])
+    pks = pipeline.representatives_of(run, ExactResult.from_json(staged["exact"]).duplicates)
+    pairs, _ = near.band_part(pks, near_config_of(run), part, staged["parts"])
     connection = get_current_job().connection
     # Keyed by partition: a partition banded twice (retried after a kill) leaves one result.
     connection.hset(_key(run_id, "banded"), str(part), pairs.astype("<i8").tobytes())

@@ -294,34 +294,30 @@ def prepare_banding(representatives: list[int], config: minhash.NearConfig, repo
     })
 
 
-def _signature_batches(documents, excluded: set[int], config: minhash.NearConfig
-                       ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(document pks, signatures) of these documents' stored signatures with shingles, `excluded` left out, in
-    pk order, BAND_READ at a time (keyset pages: no cursor held open between batches)."""
-    stored = DocumentSignature.objects.filter(key=config.signature_key, shingle_count__gt=0, document__in=documents)
-    last = 0
-    while True:
-        rows = list(stored.filter(document_id__gt=last).order_by("document_id")
-                    .values_list("document_id", "values")[:BAND_READ])
-        if not rows:
-            return
-        last = rows[-1][0]
-        rows = [row for row in rows if row[0] not in excluded]
-        if rows:
-            yield (np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows)),
-                   minhash.from_bytes_many([bytes(values) for _, values in rows], config))
+def _signature_batches(pks: np.ndarray, config: minhash.NearConfig) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(document pks, signatures) of these documents' stored signatures with shingles (`pks` sorted), BAND_READ
+    documents at a time: each batch one range scan of the signatures' (document, key) index, the rows of
+    documents outside the batch (another corpus's, an exact copy) dropped here."""
+    stored = DocumentSignature.objects.filter(key=config.signature_key, shingle_count__gt=0)
+    for start in range(0, len(pks), BAND_READ):
+        batch = pks[start : start + BAND_READ]
+        rows = list(stored.filter(document_id__gte=int(batch[0]), document_id__lte=int(batch[-1]))
+                    .order_by("document_id").values_list("document_id", "values"))
+        found = np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows))
+        keep = np.flatnonzero(np.isin(found, batch, assume_unique=True))
+        if keep.size:
+            yield found[keep], minhash.from_bytes_many([bytes(rows[i][1]) for i in keep.tolist()], config)
 
 
-def band_part(documents, excluded: set[int], config: minhash.NearConfig, part: int, parts: int
-              ) -> tuple[np.ndarray, int]:
-    """Band partition `part` of `parts` of the band keys of every stored signature of these documents but the
-    `excluded` ones: the candidate pairs (document pks, smaller first) and how many documents were read. Holds
-    the partition's keys, never the signatures."""
+def band_part(pks: np.ndarray, config: minhash.NearConfig, part: int, parts: int) -> tuple[np.ndarray, int]:
+    """Band partition `part` of `parts` of the band keys of these documents' stored signatures (`pks` sorted):
+    the candidate pairs (document pks, smaller first) and how many documents had a signature. Holds the
+    partition's keys, never the signatures."""
     bander = lsh.Bander(config.bands, config.rows, part, parts)
     banded = 0
-    for pks, signatures in _signature_batches(documents, excluded, config):
-        bander.add(signatures, pks)
-        banded += len(pks)
+    for found, signatures in _signature_batches(pks, config):
+        bander.add(signatures, found)
+        banded += len(found)
     return bander.pairs(), banded
 
 

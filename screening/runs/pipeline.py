@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 
 from dedup_site.progress import StageProgress as Progress
@@ -85,8 +86,7 @@ def screen(*, run: ScreeningRun, report: Progress, band_here: bool = True) -> Sc
         return Screened(exact, stats, outcome=Outcome(exact, stats))
     config = near_config_of(run)
     duplicates = exact.duplicates
-    representatives = [pk for pk in documents_of(run).order_by("pk").values_list("pk", flat=True).iterator(10_000)
-                       if pk not in duplicates]
+    representatives = representatives_of(run, duplicates).tolist()
     if run.config.get("incremental"):
         doc_ids = dict(documents_of(run).order_by("pk").values_list("pk", "doc_id"))
         result, update = near.incremental_pass(run.corpus, run.upload_ids, representatives, doc_ids, config, report)
@@ -98,14 +98,22 @@ def screen(*, run: ScreeningRun, report: Progress, band_here: bool = True) -> Sc
     return screened
 
 
+def representatives_of(run: ScreeningRun, duplicates: set[int]) -> np.ndarray:
+    """The pks of the run's documents that the near pass signs, sorted: all but the exact copies of another
+    (8 bytes a document)."""
+    pks = np.fromiter(documents_of(run).order_by("pk").values_list("pk", flat=True).iterator(10_000), dtype=np.int64)
+    if duplicates:
+        pks = pks[~np.isin(pks, np.fromiter(duplicates, dtype=np.int64, count=len(duplicates)))]
+    return pks
+
+
 def band(*, run: ScreeningRun, screened: Screened, parts, report: Progress) -> near.Candidates:
     """Band these partitions of the plan here, one after the other, and merge their candidates."""
-    parts = list(parts)
+    parts, pks = list(parts), representatives_of(run, screened.exact.duplicates)
     report(0.0, "band")
     found = []
     for done, part in enumerate(parts, start=1):
-        found.append(near.band_part(documents_of(run), screened.exact.duplicates, near_config_of(run), part,
-                                    screened.plan.parts)[0])
+        found.append(near.band_part(pks, near_config_of(run), part, screened.plan.parts)[0])
         report(done / len(parts), "band")
     return near.candidates_of(found, screened.plan)
 
