@@ -65,6 +65,18 @@ def write_corpus(directory: Path, n: int, part: int, seed: int = 7, dup_share: f
     return paths, total // max(n, 1)
 
 
+def generated(directory: Path, n: int) -> tuple[list[Path], int]:
+    """The corpus's files in `directory`, written unless a complete set is already there."""
+    done = directory / "complete.json"
+    if done.exists():
+        meta = json.loads(done.read_text())
+        return [directory / name for name in meta["files"]], meta["size"]
+    directory.mkdir(parents=True, exist_ok=True)
+    paths, size = write_corpus(directory, n, part=250_000)
+    done.write_text(json.dumps({"files": [p.name for p in paths], "size": size}))
+    return paths, size
+
+
 def head(path: Path, target: Path, n: int) -> None:
     with open(path, encoding="utf-8") as src, open(target, "w", encoding="utf-8") as out:
         for i, line in enumerate(src):
@@ -150,6 +162,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--scaling-docs", type=int, default=100_000, help="0 to skip the 1 → 2 worker check")
     parser.add_argument("--baseline", type=int, default=20_000, help="documents for the plain datasketch path")
+    parser.add_argument("--corpus-dir", type=Path, help="keep the generated files here and reuse them next time "
+                        "(the corpus is the same for the same --docs): two checkouts measured side by side")
     args = parser.parse_args()
 
     import django
@@ -163,8 +177,8 @@ def main() -> None:
     ensure_redis(stop_at_exit=True)
     data = Path(os.environ["DEDUP_DATA_DIR"])
     began = time.perf_counter()
-    paths, size = write_corpus(data, args.docs, part=250_000)
-    print(f"{args.docs:,} documents of ~{size:,} characters generated in {time.perf_counter() - began:.0f} s "
+    paths, size = generated(args.corpus_dir / str(args.docs) if args.corpus_dir else data, args.docs)
+    print(f"{args.docs:,} documents of ~{size:,} characters ready in {time.perf_counter() - began:.0f} s "
           f"({sum(p.stat().st_size for p in paths) / 2**30:.2f} GiB in {len(paths)} files)", flush=True)
 
     count, seconds, peak = in_child(do_import, "big", [str(p) for p in paths])

@@ -90,6 +90,8 @@ _CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
 _TELLING = {t.casefold() for t in (*NEGATIONS, *MONTHS, *NUMBER_WORDS, *UNITS, *PERIODS, *CJK_UNIT_PREFIXES,
                                    "月", "month", "ماه")}
 
+_NUMERIC = frozenset(("number", "date", "mark"))  # token groups a signal can rest on whatever they say
+
 _NOT_WORD = re.compile(r"[^\w\x1f]|_")
 _STOP = re.compile(r"[.!?;:。！？；：؟،，、\n]")
 
@@ -157,20 +159,17 @@ class TokenList(Sequence):
     """A text's tokens as parallel lists, made into Token tuples only where they are looked at (a diff looks
     at a few around each change; building all of them cost more than the diff)."""
 
-    __slots__ = ("text", "groups", "starts", "ends", "norms", "_telling")
+    __slots__ = ("text", "groups", "starts", "ends", "norms")
 
     def __init__(self, text: str, groups: list[str], starts: list[int], ends: list[int], norms: list[str]):
         self.text, self.groups, self.starts, self.ends, self.norms = text, groups, starts, ends, norms
-        self._telling = None
 
-    @property
-    def telling(self) -> list[bool]:
-        """Per token, whether a revision signal could rest on it (see _TELLING)."""
-        if self._telling is None:  # inline, not a call per token: a document has hundreds
-            told, numeric = _TELLING, ("number", "date", "mark")
-            self._telling = [n in told or g in numeric or n.endswith("nt")
-                             for g, n in zip(self.groups, self.norms, strict=True)]
-        return self._telling
+    def telling(self, start: int, end: int) -> bool:
+        """Whether a revision signal could rest on a token of start..end (see _TELLING). Asked of the few tokens
+        around each change: for every token of every document it cost a fifth of verification."""
+        groups, norms = self.groups, self.norms
+        return any(norms[i] in _TELLING or groups[i] in _NUMERIC or norms[i].endswith("nt")
+                   for i in range(max(start, 0), min(end, len(norms))))
 
     def __len__(self) -> int:
         return len(self.norms)
@@ -414,7 +413,7 @@ def _diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], bo
                  and (j1 == j2 or _reads_elsewhere(rp, j1, j2, lp)))
         signal = None
         if not moved and i2 - i1 <= SMALL and j2 - j1 <= SMALL and (
-                any(lt.telling[max(i1 - 1, 0):i2 + 1]) or any(rt.telling[j1:j2])
+                lt.telling(i1 - 1, i2 + 1) or rt.telling(j1, j2)
                 or (i2 - i1 == j2 - j1 == 1 and _persian_negation(lp.norms[i1], rp.norms[j1]))):
             before = lt[i1 - 1] if i1 > 0 else None
             after = lt[i2] if i2 < len(lt) else None

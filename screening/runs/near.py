@@ -11,10 +11,11 @@ import math
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from dedup_site.progress import StageProgress as Progress
@@ -89,7 +90,15 @@ def document_facts(pks) -> dict[int, evidence.DocFacts]:
     return out
 
 
-def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[tuple[DocumentSignature, str]]:
+class SignatureRow(NamedTuple):
+    """A signature not yet stored (a model instance per row cost a tenth of a signing job)."""
+
+    document_id: int
+    shingle_count: int
+    values: bytes  # datasketch LeanMinHash bytes; empty without shingles
+
+
+def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[tuple[SignatureRow, str]]:
     """For each document (bodies read in batches): its signature row, not yet saved, and its body. A document
     without shingles gets a row with empty values."""
     policy, spec = config.normalizer, config.spec
@@ -98,24 +107,25 @@ def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[t
         rows = list(Document.objects.filter(pk__in=chunk).values_list("pk", "body"))
         sigs, counts = fast.sign_texts([body for _, body in rows], policy, spec, perms)  # the batch in one call
         for (pk, body), data, count in zip(rows, minhash.to_bytes_many(sigs, config), counts.tolist(), strict=True):
-            yield DocumentSignature(document_id=pk, key=config.signature_key, seed=config.seed, scheme=config.scheme,
-                                    shingle_count=count, values=data if count else b""), body
+            yield SignatureRow(pk, count, data if count else b""), body
 
 
 SIGNATURE_COLUMNS = ("document_id", "key", "seed", "scheme", "shingle_count", "values", "created_at")
 
 
-def _insert_signatures(rows: list[DocumentSignature]) -> None:
-    """Signature rows straight into their table, a document already signed under the key left as it is (a
-    retried chunk): an instance per row through the ORM cost half of a signing job."""
+def _insert_signatures(rows: list[SignatureRow], config: minhash.NearConfig) -> None:
+    """Signature rows straight into their table in one transaction, a document already signed under the key left
+    as it is (a retried chunk). Through the ORM, or a transaction a row (SQLite's autocommit), this was most of
+    a signing job."""
     if not rows:
         return
     quote = connection.ops.quote_name
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    values = [(r.document_id, r.key, r.seed, r.scheme, r.shingle_count, r.values, now) for r in rows]
+    values = [(r.document_id, config.signature_key, config.seed, config.scheme, r.shingle_count, r.values, now)
+              for r in rows]
     table, columns = quote(DocumentSignature._meta.db_table), ", ".join(quote(c) for c in SIGNATURE_COLUMNS)
     marks = ", ".join(["%s"] * len(SIGNATURE_COLUMNS))
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         # Names from the model, values as parameters.
         cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks}) "  # noqa: S608
                            f"ON CONFLICT ({quote('document_id')}, {quote('key')}) DO NOTHING", values)
@@ -129,7 +139,7 @@ def store_signatures(pks: list[int], config: minhash.NearConfig) -> int:
         have = set(DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
                    .values_list("document_id", flat=True))
         rows = [row for row, _ in compute_signatures([pk for pk in chunk if pk not in have], config)]
-        _insert_signatures(rows)
+        _insert_signatures(rows, config)
         computed += len(rows)
     return computed
 
@@ -167,7 +177,7 @@ def sign(pks: list[int], config: minhash.NearConfig, report: Progress, sampled: 
             if row.document_id in sampled and row.shingle_count:
                 sample_hashes[row.document_id] = verification_hashes(body, config)  # the body is at hand now
             new_rows.append(row)
-        _insert_signatures(new_rows)
+        _insert_signatures(new_rows, config)
         computed += len(new_rows)
         for pk in chunk:
             count, data = stored[pk]
@@ -281,7 +291,7 @@ def prepare_banding(representatives: list[int], config: minhash.NearConfig, repo
         stored = dict(DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
                       .values_list("document_id", "shingle_count"))
         rows = [row for row, _ in compute_signatures([pk for pk in chunk if pk not in stored], config)]
-        _insert_signatures(rows)
+        _insert_signatures(rows, config)
         computed += len(rows)
         empty += sum(1 for count in stored.values() if not count) + sum(1 for row in rows if not row.shingle_count)
         report(done * BATCH / max(len(representatives), 1), "sign")
