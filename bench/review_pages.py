@@ -52,7 +52,7 @@ def fill(n_pairs: int, n_docs: int = 3000, families: bool = False) -> int:
     uploads.upload_process(upload=upload)
     corpus = Corpus.objects.get(name="bench")
     run = ScreeningRun.objects.create(corpus=corpus, exact=False, near=True, status="complete", contract="x",
-                                      program_version="bench", config={"near": {"shingle": "char:5"}},
+                                      program_version="bench", config={"near": {"shingle": "char:5", "threshold": 0.7}},
                                       stats={"near": {"stored": n_pairs}})
     pks = list(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True))
     rng = random.Random(1)
