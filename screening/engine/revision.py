@@ -44,6 +44,7 @@ TOKEN_RE = re.compile(
 )
 _FOLD_POLICY = POLICIES["persian-arabic-fold-v1"]
 _GROUP_NAMES = np.array(tokscan.GROUPS, dtype=object)
+_SEPARATOR = np.uint32(0x1F)  # \x1f: no folded word holds one (a control character folds to nothing)
 _FOLD = _FOLD_POLICY.fold
 
 UNITS = {
@@ -126,6 +127,8 @@ class Change:
 
 
 def _number_norm(raw: str) -> str:
+    if raw.isascii() and raw.isdigit():  # most numbers: already what they read as
+        return raw
     sign = "-" if raw[:1] in "-−" else ""
     digits = "".join(str(unicodedata.decimal(c)) if c.isdigit() else c for c in raw.lstrip("+-−"))
     digits = digits.replace("٫", ".").replace("٬", ",")
@@ -203,24 +206,36 @@ def _fast_tokens(text: str) -> TokenList | None:
     if foldtable.map_fields(cp, starts[folded], ends[folded], table.kind, table.start, table.length, table.ccc,
                             table.pool, table.alnum, table.pairs, out, bounds) < 0:
         return None
-    words = out[: bounds[-1] if bounds.shape[0] else 0].tobytes().decode("utf-32-le")
-    # Assembled by whole arrays: a Python loop over every token cost more than the scan and the fold.
-    norms = np.empty(codes.shape[0], dtype=object)
-    ends_w = bounds.tolist()
-    norms[folded] = [words[a:b] for a, b in zip([0, *ends_w[:-1]] if ends_w else [], ends_w, strict=True)]
-    for i in np.flatnonzero(~folded).tolist():
-        raw = text[starts[i]:ends[i]]
-        if codes[i] == tokscan.NUMBER:
-            norms[i] = _number_norm(raw)
-        elif codes[i] == tokscan.DATE:
-            norms[i] = "".join(str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw)
-        else:
-            norms[i] = raw
-    keep = np.ones(codes.shape[0], dtype=bool)
-    if bounds.shape[0]:  # a word that folds to nothing is no token
-        keep[folded] = bounds - np.concatenate(([0], bounds[:-1])) > 0
-    groups = _GROUP_NAMES[codes[keep]].tolist()
-    return TokenList(text, groups, starts[keep].tolist(), ends[keep].tolist(), norms[keep].tolist())
+    # The folded words in one string, a separator after each (put in by numpy), split by one C call: slicing
+    # a string per word, or an object array, cost more than the scan and the fold together.
+    total = int(bounds[-1]) if bounds.shape[0] else 0
+    if bounds.shape[0]:
+        at = bounds + np.arange(bounds.shape[0])  # where each separator goes once the ones before are in
+        spaced = np.full(total + bounds.shape[0], _SEPARATOR, dtype=np.uint32)
+        letters = np.ones(spaced.shape[0], dtype=bool)
+        letters[at] = False
+        spaced[letters] = out[:total]
+        joined = spaced.tobytes().decode("utf-32-le")
+        norms = joined.split("\x1f")
+        norms.pop()  # after the last separator
+    else:
+        norms = []
+    others = np.flatnonzero(~folded).tolist()  # numbers, dates and marks: a few a text
+    if others:
+        code_list, start_list, end_list = codes.tolist(), starts.tolist(), ends.tolist()
+        for i in others:  # ascending, so each goes in at its own index
+            raw = text[start_list[i]:end_list[i]]
+            if code_list[i] == tokscan.NUMBER:
+                norms.insert(i, _number_norm(raw))
+            elif code_list[i] == tokscan.DATE:
+                norms.insert(i, "".join(str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw))
+            else:
+                norms.insert(i, raw)
+    if "" in norms:  # a word that folds to nothing is no token
+        keep = np.fromiter(map(bool, norms), dtype=bool, count=len(norms))
+        codes, starts, ends = codes[keep], starts[keep], ends[keep]
+        norms = [n for n in norms if n]
+    return TokenList(text, _GROUP_NAMES[codes].tolist(), starts.tolist(), ends.tolist(), norms)
 
 
 class Prepared:
