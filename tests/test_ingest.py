@@ -310,3 +310,18 @@ def test_reading_never_modifies_the_source_file(write):
     before = path.read_bytes()
     problems_of(path)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("control", ["\x01", "\x1f", "\x7f", "\x85", "\x9f"])
+def test_an_id_with_a_control_character_is_refused(write, control):
+    record = {"doc_id": f"a{control}b", "language": "en", "body": "text"}
+    _, problems, _ = problems_of(write("c.jsonl", jsonl([record])))
+    assert problems == ["c.jsonl line 1, field doc_id: must not contain control characters"]
+
+
+def test_the_control_character_rule_is_unicode_category_cc():
+    import unicodedata
+
+    from screening.ingest.formats import CONTROL_RE
+
+    assert [c for c in range(0x3000) if (unicodedata.category(chr(c)) == "Cc") != bool(CONTROL_RE.search(chr(c)))] == []

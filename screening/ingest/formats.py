@@ -13,7 +13,6 @@ import csv
 import json
 import re
 import stat
-import unicodedata
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,8 @@ MANIFEST_FIELDS = ("file", "doc_id", "source_id", "version", "language", "title"
 FORMATS = {".zip": "zip", ".txt": "txt", ".jsonl": "jsonl", ".csv": "csv"}
 
 LANGUAGE_RE = re.compile(r"[a-z]{2,3}(-[a-z0-9]{2,8})*")
+# Unicode category Cc, exactly: one search instead of a category lookup per character (a tenth of an import).
+CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
 MAX_ID_CHARS = 200
 MAX_VERSION_CHARS = 100
 MAX_TITLE_CHARS = 2000
@@ -168,7 +169,7 @@ def _check_id(value: object, place: str, name: str, report: Report) -> str | Non
         report.problem(place, name, f"is longer than {MAX_ID_CHARS} characters")
     elif value != value.strip():
         report.problem(place, name, "must not start or end with whitespace")
-    elif any(unicodedata.category(c) == "Cc" for c in value):
+    elif CONTROL_RE.search(value):
         report.problem(place, name, "must not contain control characters")
     else:
         return value
