@@ -84,10 +84,11 @@ def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
             f"it, so it is not recorded — ask an arbiter if the decision should be reviewed", pair.pk)
 
 
-def _holders(pair: CandidatePair, now=None) -> set[int]:
-    """Reviewers who hold the pair: a current verdict on it, or an unexpired lease."""
+def _holders(pair: CandidatePair, now=None, judged: set[int] | None = None) -> set[int]:
+    """Reviewers who hold the pair: a current verdict on it (`judged`, when the caller has read it), or an
+    unexpired lease."""
     now = now or timezone.now()
-    judged = CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN).values_list("reviewer_id", flat=True)
+    judged = _judged_by(pair) if judged is None else judged
     leased = Lease.objects.filter(pair=pair, expires_at__gt=now).values_list("reviewer_id", flat=True)
     return set(judged) | set(leased)
 
@@ -269,11 +270,12 @@ def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
         pair = CandidatePair.objects.select_for_update(of=("self",)).select_related("run").get(pk=pair_id)
         now = timezone.now()
         Lease.objects.filter(pair=pair, expires_at__lte=now).delete()  # lapsed: nobody holds them any more
-        if reviewer.pk in _judged_by(pair):
+        judged = _judged_by(pair)
+        if reviewer.pk in judged:
             return True  # their verdict already holds a place; no lease needed
         if pair.status not in (PENDING, JUDGED):
             return False
-        if len(_holders(pair, now) - {reviewer.pk}) >= pair.run.reviews_required:
+        if len(_holders(pair, now, judged) - {reviewer.pk}) >= pair.run.reviews_required:
             return False
         Lease.objects.update_or_create(pair=pair, reviewer=reviewer,
                                        defaults={"expires_at": now + timedelta(seconds=seconds)})
