@@ -162,3 +162,15 @@ def test_save_and_next_follows_the_pair_whatever_run_the_filters_named(import_re
     url = f"{reverse('review:judge', args=[pair.pk])}?run={first_run.pk}&cluster=1"
     response = editor_client.post(url, {"verdict": "merge-entry", "reason": "copy", "retained": "both"})
     assert f"run={second_run.pk}" in response.url and "cluster" not in response.url
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("sort", ["score", "confidence", "cluster"])
+def test_next_walks_past_chunks_of_pairs_held_by_others_in_queue_order(import_records, django_user_model, sort):
+    run = copies_run(import_records, 12)
+    *others, last = reviewers(10)
+    flt = selectors.QueueFilter(run=run.pk, sort=sort)
+    held = [services.next_pair(flt, user, chunk=2) for user in others]  # each takes the next, two rows a chunk
+    in_order = [p.pk for p in flt.apply(CandidatePair.objects.all()).order_by(*flt.ordering())]
+    assert [p.pk for p in held] == in_order[:9]
+    assert services.next_pair(flt, last, chunk=2).pk == in_order[9]
