@@ -107,11 +107,12 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
                  action=None) -> Judgement:
     """judgement_record's rules and writes for a pair already locked in the caller's transaction (cluster and
     bulk decisions record many this way, all or none)."""
-    if reviewer.pk not in _judged_by(pair):
+    judged = _judged_by(pair)
+    if reviewer.pk not in judged:
         # Blind review: whoever has no verdict on the pair (never gave one, or withdrew it) learns nothing of
         # how it stands, only that it wants no more reviewers (the same words whether it is held, settled,
         # disputed or arbitrated).
-        if pair.status not in (PENDING, JUDGED) or len(_holders(pair) - {reviewer.pk}) >= \
+        if pair.status not in (PENDING, JUDGED) or len(_holders(pair, judged=judged) - {reviewer.pk}) >= \
                 pair.run.reviews_required:
             raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
     else:

@@ -133,7 +133,9 @@ def pair_review(request, pk):
 @require_POST
 @permission_required(REVIEW)
 def judge(request, pk):
-    pair = get_object_or_404(CandidatePair, pk=pk)
+    # The run and both doc_ids in one query (not the document bodies): the form and the message need them.
+    pair = get_object_or_404(CandidatePair.objects.select_related("run", "left", "right").defer(
+        "left__body", "right__body"), pk=pk)
     _, carried, _ = _filters(request, pair)
     form = JudgementForm(request.POST, presets=selectors.preset_reasons_of(pair.run.corpus_id))
     if not form.is_valid():
