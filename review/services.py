@@ -304,6 +304,22 @@ class _QueueSpot(NamedTuple):
     cluster: int | None
     status: str
     suggestion_confidence: float | None
+    reviews_required: int
+
+
+_SPOT_COLUMNS = ("pk", "jaccard", "cluster", "status", "suggestion_confidence", "run__reviews_required")
+
+
+def _held_by_others(ids: list[int], reviewer) -> dict[int, set[int]]:
+    """Who else holds each of these pairs (a current verdict or an unexpired lease): two queries for a chunk,
+    where asking lease_take pair by pair cost a transaction each for every pair others were reviewing."""
+    held: dict[int, set[int]] = {}
+    verdicts = CurrentVerdict.objects.filter(pair_id__in=ids).exclude(verdict=WITHDRAWN).exclude(reviewer=reviewer)
+    leases = Lease.objects.filter(pair_id__in=ids, expires_at__gt=timezone.now()).exclude(reviewer=reviewer)
+    for rows in (verdicts.values_list("pair_id", "reviewer_id"), leases.values_list("pair_id", "reviewer_id")):
+        for pair_id, reviewer_id in rows:
+            held.setdefault(pair_id, set()).add(reviewer_id)
+    return held
 
 
 def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | None:
@@ -319,7 +335,7 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
     size = min(chunk, 25)  # the next pair is usually near the front: small chunks first, then larger ones
     while True:
         page = pairs.filter(after_cursor(flt.sort, cursor)) if cursor else pairs
-        rows = [_QueueSpot(*row) for row in page.values_list(*_QueueSpot._fields)[:size]]
+        rows = [_QueueSpot(*row) for row in page.values_list(*_SPOT_COLUMNS)[:size]]
         size = min(size * 4, chunk)
         if not rows:
             break
@@ -327,9 +343,12 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
         mine = set(CurrentVerdict.objects.filter(reviewer=reviewer, pair_id__in=ids)
                    .exclude(verdict=WITHDRAWN).values_list("pair_id", flat=True))
         passed = set(Skip.objects.filter(reviewer=reviewer, pair_id__in=ids).values_list("pair_id", flat=True))
+        others = _held_by_others(ids, reviewer)
         for row in rows:
             if row.status not in (PENDING, JUDGED) or row.pk in mine:
                 continue
+            if len(others.get(row.pk, ())) >= row.reviews_required:
+                continue  # full as far as can be seen now; lease_take counts again under the pair's lock
             if row.pk in passed:
                 skipped.append(row.pk)
             elif lease_take(pair_id=row.pk, reviewer=reviewer):
