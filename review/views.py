@@ -282,7 +282,8 @@ def labels_from_verdicts(request, pk):
     except EvaluationRefused as error:
         messages.error(request, str(error))
         return redirect(run)
-    messages.success(request, f"Label set {label_set.name}: {label_set.size} settled pairs.")
+    messages.success(request, f"Label set {label_set.name}: {label_set.size} settled "
+                              f"pair{'' if label_set.size == 1 else 's'}.")
     return redirect(f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}")
 
 

@@ -6,6 +6,13 @@ WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 640, 220, 44, 28, 12
 PAD_RIGHT = 24  # room for the last x label ("1.00"), centred on the plot's right edge
 
 
+def count_ticks(top: int, base: float, plot_h: float) -> list[dict]:
+    """Y ticks of a count axis from 0 to `top`: the middle one only where it is a whole count (a top of 1 or 3
+    had a middle tick rounded to 0 or 2)."""
+    steps = (0, 1, 2) if top % 2 == 0 else (0, 2)
+    return [{"y": round(base - plot_h * t / 2, 1), "label": top * t // 2} for t in steps]
+
+
 def histogram(counts: list[int], *, low: float, high: float, marker: float | None = None) -> dict:
     """Bars for `counts` over equal bins of [low, high], with y ticks and an optional vertical marker."""
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_BOTTOM - PAD_TOP
@@ -26,7 +33,7 @@ def histogram(counts: list[int], *, low: float, high: float, marker: float | Non
         })
     x_ticks = [{"x": round(PAD_LEFT + plot_w * t / 4, 1), "label": f"{low + (high - low) * t / 4:.2f}"}
                for t in range(5)]
-    y_ticks = [{"y": round(PAD_TOP + plot_h - plot_h * t / 2, 1), "label": round(top * t / 2)} for t in range(3)]
+    y_ticks = count_ticks(top, PAD_TOP + plot_h, plot_h)
     result = {"width": WIDTH, "height": HEIGHT, "bars": bars, "x_ticks": x_ticks, "y_ticks": y_ticks,
               "base": PAD_TOP + plot_h, "left": PAD_LEFT, "right": PAD_LEFT + plot_w, "total": sum(counts)}
     if marker is not None:
@@ -70,5 +77,5 @@ def paired_histogram(first: list[int], second: list[int], *, low: float = 0.0, h
             bars.append({"x": round(bar["x"] + offset, 1), "y": round(chart["base"] - h, 1), "w": round(half, 1),
                          "h": h, "count": count, "label": bar["label"], "series": name})
     chart["bars"] = bars
-    chart["y_ticks"] = [{"y": round(chart["base"] - plot_h * t / 2, 1), "label": round(top * t / 2)} for t in range(3)]
+    chart["y_ticks"] = count_ticks(top, chart["base"], plot_h)
     return chart

@@ -124,3 +124,12 @@ def test_next_case_skips_the_cases_an_arbiter_took_part_in(import_records, edito
     assert response.url.startswith(reverse("review:arbitration_queue"))
     mine = arbiter_client.get(reverse("review:arbitration_queue"), {"mine": "on"}).content.decode()
     assert "Nothing waits for arbitration with these filters" in mine
+
+
+@pytest.mark.parametrize(("top", "labels"), [(1, [0, 1]), (3, [0, 3]), (4, [0, 2, 4]), (10, [0, 5, 10])])
+def test_chart_count_ticks_are_whole_counts(top, labels):
+    from screening.charts import count_ticks
+
+    ticks = count_ticks(top, 200.0, 180.0)
+    assert [t["label"] for t in ticks] == labels
+    assert ticks[0]["y"] == 200.0 and ticks[-1]["y"] == 20.0

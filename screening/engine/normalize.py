@@ -56,9 +56,10 @@ POLICIES: dict[str, Policy] = {
         Policy("nfkc-casefold-alnum-v1", "NFKC, casefold, keep only letters and digits (seed 001).", _nfkc_casefold),
         Policy(
             "persian-arabic-fold-v1",
-            # Each mapping in a left-to-right isolate (LRI … PDI): Arabic letters would reorder the arrows.
-            "As nfkc-casefold-alnum-v1, and \u2066ي/ى → ی\u2069, \u2066ك → ک\u2069, Arabic-Indic and Persian "
-            "digits → 0-9, ZWNJ and tatweel dropped.",
+            # Each mapping in a left-to-right isolate (LRI … PDI) with a left-to-right mark before its arrow:
+            # without the mark the arrow, between two Arabic letters, joins their right-to-left run and turns.
+            "As nfkc-casefold-alnum-v1, and \u2066ي/ى\u200e → ی\u2069, \u2066ك\u200e → ک\u2069, Arabic-Indic and "
+            "Persian digits → 0-9, ZWNJ and tatweel dropped.",
             _persian_arabic_fold,
         ),
     )
