@@ -208,8 +208,8 @@ def _fast_tokens(text: str) -> TokenList | None:
         return None
     # The folded words in one string, a separator after each (put in by numpy), split by one C call: slicing
     # a string per word, or an object array, cost more than the scan and the fold together.
-    total = int(bounds[-1]) if bounds.shape[0] else 0
     if bounds.shape[0]:
+        total = int(bounds[-1])
         at = bounds + np.arange(bounds.shape[0])  # where each separator goes once the ones before are in
         spaced = np.full(total + bounds.shape[0], _SEPARATOR, dtype=np.uint32)
         letters = np.ones(spaced.shape[0], dtype=bool)

@@ -14,7 +14,8 @@ from screening.engine import explain, panes
 from screening.models import CandidatePair, PairPanes
 from screening.runs.lifecycle import near_config_of
 
-VERSION = "panes-2"  # a change to the templates or to what they are given: drawn again, once
+# A change to how panes are written (here or in the templates) or to what they are given: drawn again, once.
+VERSION = "panes-2"
 
 
 def pair_explanation(pair: CandidatePair) -> dict:
