@@ -81,6 +81,17 @@ def test_persian_policy_folds_letters_digits_zwnj_and_tatweel():
     assert DEFAULT.normalize(text) != PERSIAN.normalize(text)
 
 
+def test_persian_policy_description_keeps_its_arrows_left_to_right():
+    # An arrow between two Arabic letters joins their right-to-left run and is shown turned round, unless a
+    # left-to-right mark stands before it.
+    import unicodedata
+
+    text = normalize.POLICIES["persian-arabic-fold-v1"].description
+    for at in (i for i, c in enumerate(text) if c == "→"):
+        before = text[:at].rstrip(" ")[-1]
+        assert unicodedata.bidirectional(before) not in ("R", "AL"), text[max(at - 6, 0):at + 3]
+
+
 def test_persian_policy_makes_yeh_variants_pair():
     a, b = "راهنمای حسگر ولتاژ", "راهنماي حسگر ولتاژ"
     assert shingle.jaccard(shingle.shingles(a, DEFAULT, CHAR5), shingle.shingles(b, DEFAULT, CHAR5)) < 1
