@@ -255,6 +255,19 @@ def test_a_copy_the_policy_keeps_apart_gets_its_whole_evidence_at_once(partial_r
     assert pair.suggested_verdict == "merge-entry"
 
 
+def test_every_policy_folds_ascii_as_the_strongest_fold_does():
+    # Verification skips the strongest fold for two ASCII texts below the threshold on this ground.
+    import random
+
+    from screening.engine.normalize import POLICIES
+
+    strongest = POLICIES["persian-arabic-fold-v1"]
+    rng = random.Random(4)
+    texts = [chr(c) for c in range(128)] + ["".join(chr(rng.randrange(128)) for _ in range(60)) for _ in range(500)]
+    for policy in POLICIES.values():
+        assert all(policy.normalize(t) == strongest.normalize(t) for t in texts), policy.name
+
+
 @pytest.mark.django_db
 def test_export_pairs_writes_whole_evidence_for_pairs_below_the_threshold(partial_run, tmp_path):
     import csv

@@ -162,19 +162,51 @@ def template_counts(x, y, template):
 
 
 @njit(cache=True, nogil=True)
-def template_mask(x, template):
-    """Which of the sorted unique hashes x are template shingles (one merge, done once per document)."""
+def _index(values):
+    """An open-addressing table of the positions of each value: (slot values, first position per slot or -1,
+    next position with the same value or -1). Bisection per lookup cost more than a whole token alignment
+    (tokdiff), and a merge with a large template more than a document's verification."""
+    size = 16
+    while size < 2 * values.shape[0]:
+        size *= 2
+    keys = np.zeros(size, dtype=np.uint64)
+    head = np.full(size, -1, dtype=np.int64)
+    after = np.full(values.shape[0], -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
+        v = values[i]
+        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while head[slot] >= 0 and keys[slot] != v:
+            slot = (slot + 1) & (size - 1)
+        keys[slot] = v
+        after[i] = head[slot]
+        head[slot] = i
+    return keys, head, after
+
+
+@njit(cache=True, nogil=True)
+def _first(keys, head, v):
+    """The first position of v in the indexed values, or -1."""
+    size = keys.shape[0]
+    slot = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
+    while head[slot] >= 0:
+        if keys[slot] == v:
+            return head[slot]
+        slot = (slot + 1) & (size - 1)
+    return -1
+
+
+def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The template shingles as a table for template_mask (made once per verification job)."""
+    return _index(template)
+
+
+@njit(cache=True, nogil=True)
+def template_mask(x, keys, head):
+    """Which of the hashes x are template shingles (template_index's keys and head); once per document."""
     out = np.zeros(x.shape[0], dtype=np.bool_)
-    i = j = 0
-    while i < x.shape[0] and j < template.shape[0]:
-        if x[i] == template[j]:
-            out[i] = True
-            i += 1
-            j += 1
-        elif x[i] < template[j]:
-            i += 1
-        else:
-            j += 1
+    for i in range(x.shape[0]):
+        out[i] = _first(keys, head, x[i]) >= 0
     return out
 
 
@@ -366,4 +398,7 @@ def warm() -> None:
     signature(hashes, np.arange(2 * 4, dtype=np.uint64).reshape(2, 4) + np.uint64(1))
     jaccard(hashes, hashes)
     template_counts(hashes, hashes, hashes)
-    pair_counts(hashes, template_mask(hashes, hashes), hashes)
+    pair_counts(hashes, template_mask(hashes, *template_index(hashes)[:2]), hashes)
+    from screening.engine import revision  # the token diff's kernels (revision imports this module)
+
+    revision.compare("warm up 12 V", "warm up the 13 mV")

@@ -186,8 +186,8 @@ def _composes(pairs, first, second):
 @njit(cache=True, nogil=True)
 def map_text(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, words, out):
     """The normalised text of cp[begin:end] into `out`: its kept code points, or with `words` its runs of
-    kept code points joined by single spaces. Returns the length, or -1 when the text must be normalised by
-    the policy itself (see the module's docstring)."""
+    kept code points joined by single spaces. Returns the length; -1 when the text must be normalised by
+    the policy itself (see the module's docstring), -2 when `out` is too small."""
     n = 0
     gap = False
     before = np.uint32(NONE)  # the character a following one would compose with (the last starter)
@@ -205,6 +205,8 @@ def map_text(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, words
         if ccc[c] == 0:
             before = c
         s = start[c]
+        if n + length[c] + 1 > out.shape[0]:
+            return -2  # out is too small for what this text folds to
         for j in range(s, s + length[c]):
             if alnum[j]:
                 if words and gap and n > 0:
@@ -227,8 +229,13 @@ def normalized_codepoints(text: str, policy: Policy, words: bool = False) -> np.
     when the text allows it, else through the policy itself: the same result either way."""
     t = table_for(policy)
     cp = codepoints(text)
-    out = np.empty(max(t.widest * cp.shape[0], 1), dtype=np.uint32)
-    n = map_text(cp, 0, cp.shape[0], t.kind, t.start, t.length, t.ccc, t.pool, t.alnum, t.pairs, words, out)
+    # Room for twice the text first: a text rarely folds longer (the widest case is 18 code points for one),
+    # and a buffer of the widest size cost more than the fold (fresh pages from the system each time).
+    for room in (2 * cp.shape[0] + 64, t.widest * cp.shape[0] + 64):
+        out = np.empty(room, dtype=np.uint32)
+        n = map_text(cp, 0, cp.shape[0], t.kind, t.start, t.length, t.ccc, t.pool, t.alnum, t.pairs, words, out)
+        if n != -2:
+            break
     if n >= 0:
         return out[:n]
     return codepoints(" ".join(policy.words(text)) if words else policy.normalize(text))

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from rapidfuzz.distance import Indel
 
-from screening.engine import foldtable, tokscan
+from screening.engine import foldtable, tokdiff, tokscan
 from screening.engine.normalize import POLICIES
 
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
@@ -43,8 +42,6 @@ TOKEN_RE = re.compile(
     re.UNICODE,
 )
 _FOLD_POLICY = POLICIES["persian-arabic-fold-v1"]
-_GROUP_NAMES = np.array(tokscan.GROUPS, dtype=object)
-_SEPARATOR = np.uint32(0x1F)  # \x1f: no folded word holds one (a control character folds to nothing)
 _FOLD = _FOLD_POLICY.fold
 
 UNITS = {
@@ -91,7 +88,7 @@ _CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
 _TELLING = {t.casefold() for t in (*NEGATIONS, *MONTHS, *NUMBER_WORDS, *UNITS, *PERIODS, *CJK_UNIT_PREFIXES,
                                    "月", "month", "ماه")}
 
-_NUMERIC = frozenset(("number", "date", "mark"))  # token groups a signal can rest on whatever they say
+_TELLING_HASHES = tokdiff.index(tokdiff.hash_strings(sorted(_TELLING))[0])
 
 _NOT_WORD = re.compile(r"[^\w\x1f]|_")
 _STOP = re.compile(r"[.!?;:。！？；：؟،，、\n]")
@@ -159,27 +156,44 @@ def tokens(text: str) -> list[Token]:
 
 
 class TokenList(Sequence):
-    """A text's tokens as parallel lists, made into Token tuples only where they are looked at (a diff looks
-    at a few around each change; building all of them cost more than the diff)."""
+    """A text's tokens as arrays: group codes, spans, each token's normalised code points (`buf[fs:fe]`),
+    their hashes and flags (tokdiff). A Token tuple, with its normalised string, is made only for a token
+    that is looked at (a diff looks at a few around each change; building all of them cost more than the
+    diff)."""
 
-    __slots__ = ("text", "groups", "starts", "ends", "norms")
+    __slots__ = ("text", "codes", "starts", "ends", "buf", "fs", "fe", "hashes", "flags")
 
-    def __init__(self, text: str, groups: list[str], starts: list[int], ends: list[int], norms: list[str]):
-        self.text, self.groups, self.starts, self.ends, self.norms = text, groups, starts, ends, norms
+    def __init__(self, text: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, buf: np.ndarray,
+                 fs: np.ndarray, fe: np.ndarray, hashes: np.ndarray, flags: np.ndarray):
+        self.text, self.codes, self.starts, self.ends, self.buf, self.fs, self.fe = (
+            text, codes, starts, ends, buf, fs, fe)
+        self.hashes, self.flags = hashes, flags
 
-    def telling(self, start: int, end: int) -> bool:
-        """Whether a revision signal could rest on a token of start..end (see _TELLING). Asked of the few tokens
-        around each change: for every token of every document it cost a fifth of verification."""
-        groups, norms = self.groups, self.norms
-        return any(norms[i] in _TELLING or groups[i] in _NUMERIC or norms[i].endswith("nt")
-                   for i in range(max(start, 0), min(end, len(norms))))
+    @classmethod
+    def of_strings(cls, text: str, groups: list[str], starts: list[int], ends: list[int], norms: list[str]
+                   ) -> TokenList:
+        lengths = np.fromiter(map(len, norms), dtype=np.int64, count=len(norms))
+        fe = np.cumsum(lengths)
+        fs = fe - lengths
+        codes = np.array([tokscan.GROUPS.index(g) for g in groups], dtype=np.uint8)
+        buf = foldtable.codepoints("".join(norms))
+        return cls(text, codes, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), buf, fs, fe,
+                   *tokdiff.token_hashes(codes, buf, fs, fe, _TELLING_HASHES))
+
+    def head(self, n: int) -> TokenList:
+        """The first n tokens."""
+        return TokenList(self.text, self.codes[:n], self.starts[:n], self.ends[:n], self.buf, self.fs[:n],
+                         self.fe[:n], self.hashes[:n], self.flags[:n])
+
+    def norm(self, i: int) -> str:
+        return self.buf[self.fs[i]:self.fe[i]].tobytes().decode("utf-32-le")
 
     def __len__(self) -> int:
-        return len(self.norms)
+        return self.codes.shape[0]
 
     def _token(self, i: int) -> Token:
-        start, end = self.starts[i], self.ends[i]
-        return Token(self.text[start:end], start, end, self.norms[i], self.groups[i])
+        start, end = int(self.starts[i]), int(self.ends[i])
+        return Token(self.text[start:end], start, end, self.norm(i), tokscan.GROUPS[self.codes[i]])
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -192,111 +206,31 @@ class TokenList(Sequence):
 
 
 def _fast_tokens(text: str) -> TokenList | None:
-    """tokens(text) through the compiled scanner and the fold table; None when the text is for the regular
+    """tokens(text) through one compiled pass (tokdiff.tokenize); None when the text is for the regular
     expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
-    cp = foldtable.codepoints(text)
-    found = tokscan.scan(text, cp)
-    if found is None:
-        return None
-    codes, starts, ends = found
-    folded = (codes == tokscan.WORD) | (codes == tokscan.CJK)
-    table = foldtable.table_for(_FOLD_POLICY)
-    out = np.empty(max(table.widest * int((ends - starts)[folded].sum()), 1), dtype=np.uint32)
-    bounds = np.empty(int(folded.sum()), dtype=np.int64)
-    if foldtable.map_fields(cp, starts[folded], ends[folded], table.kind, table.start, table.length, table.ccc,
-                            table.pool, table.alnum, table.pairs, out, bounds) < 0:
-        return None
-    # The folded words in one string, a separator after each (put in by numpy), split by one C call: slicing
-    # a string per word, or an object array, cost more than the scan and the fold together.
-    if bounds.shape[0]:
-        total = int(bounds[-1])
-        at = bounds + np.arange(bounds.shape[0])  # where each separator goes once the ones before are in
-        spaced = np.full(total + bounds.shape[0], _SEPARATOR, dtype=np.uint32)
-        letters = np.ones(spaced.shape[0], dtype=bool)
-        letters[at] = False
-        spaced[letters] = out[:total]
-        joined = spaced.tobytes().decode("utf-32-le")
-        norms = joined.split("\x1f")
-        norms.pop()  # after the last separator
-    else:
-        norms = []
-    others = np.flatnonzero(~folded).tolist()  # numbers, dates and marks: a few a text
-    if others:
-        code_list, start_list, end_list = codes.tolist(), starts.tolist(), ends.tolist()
-        for i in others:  # ascending, so each goes in at its own index
-            raw = text[start_list[i]:end_list[i]]
-            if code_list[i] == tokscan.NUMBER:
-                norms.insert(i, _number_norm(raw))
-            elif code_list[i] == tokscan.DATE:
-                norms.insert(i, "".join(str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw))
-            else:
-                norms.insert(i, raw)
-    if "" in norms:  # a word that folds to nothing is no token
-        keep = np.fromiter(map(bool, norms), dtype=bool, count=len(norms))
-        codes, starts, ends = codes[keep], starts[keep], ends[keep]
-        norms = [n for n in norms if n]
-    return TokenList(text, _GROUP_NAMES[codes].tolist(), starts.tolist(), ends.tolist(), norms)
+    found = tokdiff.tokenize(text, foldtable.table_for(_FOLD_POLICY), _TELLING_HASHES)
+    return None if found is None else TokenList(text, *found)
 
 
 class Prepared:
-    """A text ready to be compared with many others: its tokens, their normalised forms, and what the move
-    check looks things up in. A run verifying many pairs prepares each document once."""
+    """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
+    many pairs prepares each document once."""
 
-    __slots__ = ("text", "toks", "truncated", "norms", "joined", "_grams", "_gram_keys")
+    __slots__ = ("text", "toks", "truncated")
 
     def __init__(self, text: str):
         self.text = text
         toks = _fast_tokens(text)
         if toks is None:  # the regular expression and the policy: the same tokens, slower
             listed = tokens(text)
-            toks = TokenList(text, [t.group for t in listed], [t.start for t in listed], [t.end for t in listed],
-                             [t.norm for t in listed])
+            toks = TokenList.of_strings(text, [t.group for t in listed], [t.start for t in listed],
+                                        [t.end for t in listed], [t.norm for t in listed])
         self.truncated = len(toks) > MAX_TOKENS
-        if self.truncated:
-            toks = TokenList(text, toks.groups[:MAX_TOKENS], toks.starts[:MAX_TOKENS], toks.ends[:MAX_TOKENS],
-                             toks.norms[:MAX_TOKENS])
-        self.toks = toks
-        self.norms = toks.norms
-        self.joined = "\x1f" + "\x1f".join(self.norms) + "\x1f"
-        self._grams = self._gram_keys = None
-
-    @property
-    def gram_keys(self) -> np.ndarray:
-        """A key for each run of three normalised tokens, in order (a 64-bit mix of the tokens' hashes: equal
-        runs, equal keys; two different runs share one with odds of 2^-64, within this process only)."""
-        if self._gram_keys is None:
-            h = np.fromiter((hash(n) for n in self.norms), dtype=np.int64, count=len(self.norms)).view(np.uint64)
-            if h.shape[0] < 3:
-                self._gram_keys = np.zeros(0, dtype=np.uint64)
-            else:
-                self._gram_keys = h[:-2] * np.uint64(0x9E3779B97F4A7C15) + h[1:-1] * np.uint64(0xC2B2AE3D27D4EB4F) \
-                    + h[2:]
-        return self._gram_keys
-
-    @property
-    def grams(self) -> np.ndarray:
-        """The text's runs of three tokens (their keys), sorted, for looking up another text's runs."""
-        if self._grams is None:
-            self._grams = np.unique(self.gram_keys)
-        return self._grams
+        self.toks = toks.head(MAX_TOKENS) if self.truncated else toks
 
 
 def prepare(text: str | Prepared) -> Prepared:
     return text if isinstance(text, Prepared) else Prepared(text)
-
-
-def opcodes(left: list[str], right: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """difflib-style opcodes of two token lists from a longest-common-subsequence alignment (rapidfuzz's
-    Indel, in C++: about 8× faster than difflib.SequenceMatcher). A deletion next to an insertion is one
-    replacement, as difflib reports it."""
-    out: list[tuple[str, int, int, int, int]] = []
-    for op in Indel.opcodes(left, right):
-        if op.tag != "equal" and out and out[-1][0] != "equal":
-            _, i1, _, j1, _ = out.pop()
-            out.append(("replace", i1, op.src_end, j1, op.dest_end))
-        else:
-            out.append((op.tag, op.src_start, op.src_end, op.dest_start, op.dest_end))
-    return out
 
 
 # --- kinds -----------------------------------------------------------------------------------------
@@ -364,20 +298,6 @@ def _unit_kind(left: list[Token], right: list[Token], before: Token | None, afte
 # --- the diff --------------------------------------------------------------------------------------
 
 
-def _reads_elsewhere(text: Prepared, i1: int, i2: int, other: Prepared) -> bool:
-    """Whether the stretch of tokens i1..i2 reads the same in the other text, so that it moved: a short one
-    with the words around it; a long one when nearly all its runs of three words are found there (the
-    alignment may have cut it anywhere, or joined it to a neighbour)."""
-    if i2 - i1 > SMALL:
-        part, found = text.gram_keys[i1:i2 - 2], other.grams
-        at = np.searchsorted(found, part)
-        hits = int(np.count_nonzero(found[np.minimum(at, found.shape[0] - 1)] == part)) if found.shape[0] else 0
-        return hits >= MOVED_SHARE * part.shape[0]
-    norms = text.norms
-    lo, hi = max(i1 - 1, 0), min(i2 + 1, len(norms))
-    return hi - lo > i2 - i1 and "\x1f" + "\x1f".join(norms[lo:hi]) + "\x1f" in other.joined
-
-
 def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
     """The raw text of tokens i1..i2 with a word of context each side (two ideographs, about a Chinese
     word), on one line, at most MAX_SHOWN characters."""
@@ -402,42 +322,37 @@ def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
 
 def _span(toks: TokenList, i1: int, i2: int) -> tuple[int, int]:
     if i2 > i1:
-        return toks.starts[i1], toks.ends[i2 - 1]
-    return (toks.ends[i1 - 1],) * 2 if i1 else (0, 0)
+        return int(toks.starts[i1]), int(toks.ends[i2 - 1])
+    return (int(toks.ends[i1 - 1]),) * 2 if i1 else (0, 0)
 
 
-def diff(left: str, right: str) -> tuple[list[Change], bool]:
+def _rows(lp: Prepared, rp: Prepared) -> np.ndarray:
+    """The differing stretches of two prepared texts, a row each (tokdiff.changes): none when they read the
+    same once normalised (a copy reformatted: nothing to align)."""
+    if np.array_equal(lp.toks.hashes, rp.toks.hashes):
+        return np.zeros((0, 6), dtype=np.int64)
+    return tokdiff.changes(lp.toks.hashes, rp.toks.hashes, lp.toks.flags, rp.toks.flags, SMALL, MOVED_SHARE)
+
+
+def _signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, examine: int) -> Signal | None:
+    """The revision signal of a small stretch tokdiff marked for a look; tokens become tuples only here."""
+    lt, rt = lp.toks, rp.toks
+    if not examine or (examine == 2 and not _persian_negation(lt.norm(i1), rt.norm(j1))):
+        return None
+    before = lt[i1 - 1] if i1 > 0 else None
+    after = lt[i2] if i2 < len(lt) else None
+    kind = _kind(lt[i1:i2], rt[j1:j2], before, after)
+    return None if kind is None else Signal(kind, _shown(lp.text, lt, i1, i2), _shown(rp.text, rt, j1, j2))
+
+
+def diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], bool]:
     """The differing stretches of two raw texts, each with its revision signal if any; and whether the texts
     were too long to diff in full (then only their first MAX_TOKENS tokens are compared)."""
-    changes, truncated, _, _ = _diff(left, right)
-    return changes, truncated
-
-
-def _diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], bool, list[int], int]:
-    """diff(), with the number of tokens in each change and in both texts."""
     lp, rp = prepare(left), prepare(right)
-    lt, rt = lp.toks, rp.toks
-    changes, sizes = [], []
-    if lp.norms == rp.norms:  # the same once normalised (a copy reformatted): nothing to align
-        return changes, lp.truncated or rp.truncated, sizes, len(lt) + len(rt)
-    # Tokens are looked at as tuples only around small changes; the rest goes by their normalised forms.
-    for op, i1, i2, j1, j2 in opcodes(lp.norms, rp.norms):
-        if op == "equal":
-            continue
-        moved = ((i1 == i2 or _reads_elsewhere(lp, i1, i2, rp))
-                 and (j1 == j2 or _reads_elsewhere(rp, j1, j2, lp)))
-        signal = None
-        if not moved and i2 - i1 <= SMALL and j2 - j1 <= SMALL and (
-                lt.telling(i1 - 1, i2 + 1) or rt.telling(j1, j2)
-                or (i2 - i1 == j2 - j1 == 1 and _persian_negation(lp.norms[i1], rp.norms[j1]))):
-            before = lt[i1 - 1] if i1 > 0 else None
-            after = lt[i2] if i2 < len(lt) else None
-            kind = _kind(lt[i1:i2], rt[j1:j2], before, after)
-            if kind is not None:
-                signal = Signal(kind, _shown(lp.text, lt, i1, i2), _shown(rp.text, rt, j1, j2))
-        changes.append(Change(_span(lt, i1, i2), _span(rt, j1, j2), signal, moved))
-        sizes.append(i2 - i1 + j2 - j1)
-    return changes, lp.truncated or rp.truncated, sizes, len(lt) + len(rt)
+    changes = [Change(_span(lp.toks, i1, i2), _span(rp.toks, j1, j2), _signal(lp, rp, i1, i2, j1, j2, examine),
+                      bool(moved))
+               for i1, i2, j1, j2, moved, examine in _rows(lp, rp).tolist()]
+    return changes, lp.truncated or rp.truncated
 
 
 def signals(left: str, right: str) -> list[Signal]:
@@ -455,11 +370,14 @@ class Comparison:
 
 
 def compare(left: str | Prepared, right: str | Prepared) -> Comparison:
-    changes, _, sizes, total = _diff(left, right)
-    changed = sum(n for c, n in zip(changes, sizes, strict=True) if not c.moved)
-    moved = sum(n for c, n in zip(changes, sizes, strict=True) if c.moved)
-    total = total or 1
-    return Comparison([c.signal for c in changes if c.signal is not None], changed / total, moved / total)
+    lp, rp = prepare(left), prepare(right)
+    rows = _rows(lp, rp)
+    sizes = rows[:, 1] - rows[:, 0] + rows[:, 3] - rows[:, 2]  # tokens in each stretch, both sides
+    moved = rows[:, 4] == 1
+    total = (len(lp.toks) + len(rp.toks)) or 1
+    found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[rows[:, 5] > 0].tolist()]
+    return Comparison([s for s in found if s is not None], int(sizes[~moved].sum()) / total,
+                      int(sizes[moved].sum()) / total)
 
 
 def signals_text(found: list[Signal]) -> str:

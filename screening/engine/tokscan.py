@@ -106,17 +106,24 @@ def _word(cp, cls, i):
 
 @njit(cache=True, nogil=True)
 def _scan(cp, cls, groups, starts, ends):
-    """Every token, as finditer finds them: at each position the first alternative that matches."""
+    """Every token, as finditer finds them: at each position the first alternative that matches. Only the
+    alternatives that can start with the position's class are tried (a date or number starts with a digit or
+    a sign, a word with a letter or °): most positions are letters inside words or spaces between them."""
     n, count, i = cp.shape[0], 0, 0
     while i < n:
-        end, group = _date(cp, cls, i), DATE
-        if end < 0:
+        c = cls[cp[i]]
+        end, group = -1, WORD
+        if c & DIGIT:
+            end, group = _date(cp, cls, i), DATE
+            if end < 0:
+                end, group = _number(cp, cls, i), NUMBER
+        elif c & SIGN:
             end, group = _number(cp, cls, i), NUMBER
-        if end < 0 and cls[cp[i]] & IDEOGRAPH:
+        elif c & IDEOGRAPH:
             end, group = i + 1, CJK
-        if end < 0:
+        elif c & LETTER or cp[i] == 0xB0:
             end, group = _word(cp, cls, i), WORD
-        if end < 0 and cls[cp[i]] & PERCENT:
+        elif c & PERCENT:
             end, group = i + 1, MARK
         if end < 0:
             i += 1

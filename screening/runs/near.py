@@ -29,6 +29,7 @@ from screening.models import Corpus, Document, DocumentSignature, IndexCandidate
 BATCH = 1000
 BAND_READ = 20_000  # stored signatures read a query while banding
 PREPARED_CACHE = 2000  # documents kept tokenised while a chunk of candidates is verified
+STRONGEST = POLICIES["persian-arabic-fold-v1"]  # what "the same once normalised" means across policies
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
 HISTOGRAM_BINS = 20  # over [0, 1]
 
@@ -192,6 +193,35 @@ def sign(pks: list[int], config: minhash.NearConfig, report: Progress, sampled: 
     return signed, matrix[: len(signed)], sample_hashes, empty, computed
 
 
+class _Texts:
+    """The texts of a verification job's documents, each tokenised or folded at most once for all its pairs."""
+
+    def __init__(self, bodies: dict[int, str], config: minhash.NearConfig):
+        self.bodies, self._prepared, self._folded = bodies, {}, {}
+        # Every policy folds ASCII as the strongest does, so two ASCII texts the same under the strongest fold
+        # have the same character shingles, a Jaccard of 1: below the threshold, no need to fold them to know.
+        self._char = config.spec.kind == "char"
+
+    def prepared(self, pk: int) -> revision.Prepared:
+        """Tokenised (candidates come sorted, so a bounded cache does)."""
+        if pk not in self._prepared:
+            if len(self._prepared) >= PREPARED_CACHE:
+                self._prepared.clear()
+            self._prepared[pk] = revision.Prepared(self.bodies[pk])
+        return self._prepared[pk]
+
+    def _fold(self, pk: int) -> bytes:
+        if pk not in self._folded:
+            self._folded[pk] = foldtable.normalized_codepoints(self.bodies[pk], STRONGEST).tobytes()
+        return self._folded[pk]
+
+    def same_under_strongest_fold(self, left: int, right: int) -> bool:
+        """A copy the run's policy keeps apart (Persian digits under nfkc)."""
+        if self._char and self.bodies[left].isascii() and self.bodies[right].isascii():
+            return False
+        return self._fold(left) == self._fold(right)
+
+
 def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray], template: np.ndarray,
             doc_ids: dict[int, str], config: minhash.NearConfig, report: Progress) -> tuple[list[NearPair], int]:
     """Exact Jaccard of every candidate pair (document pks); those at or above the storage floor are kept with
@@ -201,26 +231,11 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
     bodies: dict[int, str] = {}
     hashes = _hashes_for(involved, config, bodies)
     facts = document_facts(involved)
-    cache: dict[int, revision.Prepared] = {}
-
-    def prepared(pk: int) -> revision.Prepared:
-        """Each document tokenised once for all its pairs (candidates come sorted, so a bounded cache does)."""
-        if pk not in cache:
-            if len(cache) >= PREPARED_CACHE:
-                cache.clear()
-            cache[pk] = revision.Prepared(bodies[pk])
-        return cache[pk]
-
+    texts = _Texts(bodies, config)
     # Each document's template shingles marked once; then one merge a pair gives every count it needs.
-    masks = {pk: fast.template_mask(h, template) for pk, h in hashes.items()}
+    keys, head, _ = fast.template_index(template)
+    masks = {pk: fast.template_mask(h, keys, head) for pk, h in hashes.items()}
     in_template = {pk: int(m.sum()) for pk, m in masks.items()}
-    strongest, fold_cache = POLICIES["persian-arabic-fold-v1"], {}
-
-    def folded(pk: int) -> bytes:
-        if pk not in fold_cache:
-            fold_cache[pk] = foldtable.normalized_codepoints(bodies[pk], strongest).tobytes()
-        return fold_cache[pk]
-
     below_floor = 0
     for n, (left, right) in enumerate(candidates):
         x, y = hashes[left], hashes[right]
@@ -235,11 +250,11 @@ def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray]
         share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
         if doc_ids[left] > doc_ids[right]:
             left, right = right, left
-        if score >= config.threshold or folded(left) == folded(right):
+        if score >= config.threshold or texts.same_under_strongest_fold(left, right):
             # At or above the threshold, or the same text under the strongest fold (a copy the run's policy
             # keeps apart, Persian digits under nfkc): the whole evidence now.
-            found = evidence.for_near(prepared(left), prepared(right), hashes[left], hashes[right], facts[left],
-                                      facts[right], score, (share, without), shared=shared)
+            found = evidence.for_near(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
+                                      facts[left], facts[right], score, (share, without), shared=shared)
         else:  # below the review threshold: the token diff waits for the pair's first opening
             found = evidence.for_near_partial(len(bodies[left]), len(bodies[right]), hashes[left], hashes[right],
                                               facts[left], facts[right], score, (share, without), shared=shared)

@@ -1,0 +1,377 @@
+"""The token diff's compiled parts (no Django imports): a hash per normalised token, the alignment of two
+token sequences, and which differing stretches only moved or may hold a revision signal.
+
+Python over token lists cost most of a candidate pair's verification (a diff of two 2 KB texts with a
+few dozen edits: about 190 µs). Here tokens are 64-bit hashes of their normalised code points (FNV-1a:
+equal tokens, equal hashes; two different tokens of one pair share one with odds near 2^-64), and
+`revision` builds strings only for the few tokens around a change that may be a signal.
+
+The alignment is the longest common subsequence of the two sequences, recovered exactly as rapidfuzz's
+`Indel.opcodes` recovers it (common prefix and suffix first, then Hyyrö's bit-parallel LCS matrix, walked
+back from the end preferring a deletion, then an insertion, then a match), so the stretches equal those of
+the earlier Python diff; tests compare the two on random sequences dense in ties and on the corpus.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from screening.engine import foldtable, tokscan
+from screening.engine.fast import _first, _index
+from screening.engine.foldtable import GONE, NONE, SECOND, UNSAFE, _composes
+from screening.engine.tokscan import CJK, DATE, MARK, NUMBER, WORD
+
+FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+FNV_PRIME = np.uint64(0x100000001B3)
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_G1 = np.uint64(0x9E3779B97F4A7C15)
+_G2 = np.uint64(0xC2B2AE3D27D4EB4F)
+NUN = 0x0646  # ن: Persian negative verbs start with it (see revision._persian_negation)
+TELLS, NT, STARTS_NUN = 1, 2, 4  # token flags
+
+
+@njit(cache=True, nogil=True)
+def segment_hashes(cp, starts, ends, codes, telling, hashes, flags):
+    """FNV-1a of each token's normalised code points cp[starts[i]:ends[i]] into hashes[i]; flags[i] gets NT
+    when it ends in "nt"; TELLS when it does, when its hash is one of `telling` (a table made by `index`), or
+    when it is a number, date or mark (which tell whatever they say); STARTS_NUN when it starts with ن."""
+    for i in range(starts.shape[0]):
+        h = FNV_OFFSET
+        a, b = starts[i], ends[i]
+        for k in range(a, b):
+            h = (h ^ np.uint64(cp[k])) * FNV_PRIME
+        hashes[i] = h
+        f = 0
+        if b - a >= 2 and cp[b - 2] == 110 and cp[b - 1] == 116:
+            f |= NT | TELLS
+        if _first(telling[0], telling[1], h) >= 0 or codes[i] == DATE or codes[i] == NUMBER or codes[i] == MARK:
+            f |= TELLS
+        if b > a and cp[a] == NUN:
+            f |= STARTS_NUN
+        flags[i] = f
+
+
+def hash_strings(strings: list[str], telling: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes, flags) of each string, as segment_hashes gives them for the same code points."""
+    cp = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32)
+    ends = np.cumsum(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)))
+    starts = ends - np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    hashes, flags = np.empty(len(strings), dtype=np.uint64), np.empty(len(strings), dtype=np.uint8)
+    codes = np.full(len(strings), WORD, dtype=np.uint8)
+    segment_hashes(cp, starts, ends, codes, index(np.zeros(0, np.uint64)) if telling is None else telling, hashes,
+                   flags)
+    return hashes, flags
+
+
+@njit(cache=True, nogil=True)
+def _digit(c):
+    """The ASCII digit of a digit of the scanner's DIGIT class (ASCII, Arabic-Indic, Persian)."""
+    if c >= 0x6F0:
+        return 48 + c - 0x6F0
+    if c >= 0x660:
+        return 48 + c - 0x660
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _number(cp, a, b, buf, n):
+    """revision._number_norm of cp[a:b] into buf from n on: a minus sign kept (+ dropped), digits by value,
+    ٫ and ٬ as . and ,; thousands commas dropped when the number is written 1,000 or 1,000.5. Returns the
+    end."""
+    begin = n
+    if cp[a] == 45 or cp[a] == 0x2212:
+        buf[n] = 45
+        n += 1
+        a += 1
+    elif cp[a] == 43:
+        a += 1
+    digits = n
+    for i in range(a, b):
+        c = cp[i]
+        if c == 0x66B:
+            c = 46
+        elif c == 0x66C:
+            c = 44
+        elif c != 46 and c != 44:
+            c = _digit(c)
+        buf[n] = c
+        n += 1
+    # \d{1,3}(,\d{3})+(\.\d+)?: a first group of 1-3 digits, groups of a comma and three, then a decimal part.
+    i = digits
+    while i < n and buf[i] != 44 and buf[i] != 46:
+        i += 1
+    grouped = 1 <= i - digits <= 3 and i < n and buf[i] == 44
+    while grouped and i < n and buf[i] == 44:
+        grouped = i + 3 < n and buf[i + 1] != 44 and buf[i + 2] != 44 and buf[i + 3] != 44 \
+            and buf[i + 1] != 46 and buf[i + 2] != 46 and buf[i + 3] != 46 and (
+                i + 4 == n or buf[i + 4] == 44 or buf[i + 4] == 46)
+        i += 4
+    if grouped and i < n:  # a decimal part: a point and digits to the end
+        grouped = buf[i] == 46
+        for k in range(i + 1, n):
+            grouped = grouped and buf[k] != 44 and buf[k] != 46
+        grouped = grouped and i + 1 < n
+    if grouped:
+        m = digits
+        for k in range(digits, n):
+            if buf[k] != 44:
+                buf[m] = buf[k]
+                m += 1
+        n = m
+    return n if n > begin else begin
+
+
+@njit(cache=True, nogil=True)
+def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf, fs, fe,
+              hashes, flags):
+    """revision.tokens in one pass: the scanner's tokens, each normalised into buf[fs:fe] (words and
+    ideographs by the fold table, numbers and dates by value, marks as they are), hashed and flagged
+    (segment_hashes); tokens that normalise to nothing are dropped. Returns how many; -1 when the text is
+    for the expression and the policy, -2 when buf is too small (numbers and dates never outgrow the text)."""
+    for i in range(cp.shape[0]):
+        if cp[i] >= 0x10000:
+            return -1
+    count = tokscan._scan(cp, cls, codes, starts, ends)
+    n = kept = 0
+    for t in range(count):
+        g, a, b = codes[t], starts[t], ends[t]
+        begin = n
+        if g == WORD or g == CJK:
+            before = np.uint32(NONE)  # each token stands alone (see foldtable.map_fields)
+            for i in range(a, b):
+                c = cp[i]
+                k = kind[c]
+                if k == UNSAFE:
+                    return -1
+                if k == GONE:
+                    continue
+                if k == SECOND and before != NONE and _composes(pairs, before, c):
+                    return -1
+                if ccc[c] == 0:
+                    before = c
+                st = start[c]
+                if n + length[c] > buf.shape[0]:
+                    return -2  # buf is too small for what this text folds to
+                for j in range(st, st + length[c]):
+                    if alnum[j]:
+                        buf[n] = pool[j]
+                        n += 1
+        elif g == DATE:
+            for i in range(a, b):
+                buf[n] = _digit(cp[i]) if cls[cp[i]] & tokscan.DIGIT else 45
+                n += 1
+        elif g == NUMBER:
+            n = _number(cp, a, b, buf, n)
+        else:
+            for i in range(a, b):
+                buf[n] = cp[i]
+                n += 1
+        if n > begin:
+            codes[kept], starts[kept], ends[kept], fs[kept], fe[kept] = g, a, b, begin, n
+            kept += 1
+    segment_hashes(buf, fs[:kept], fe[:kept], codes[:kept], telling, hashes, flags)
+    return kept
+
+
+def tokenize(text: str, table: foldtable.Table, telling: tuple):
+    """(codes, starts, ends, buf, fs, fe, hashes, flags) of the text's tokens, or None when the text is for
+    the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
+    cp = foldtable.codepoints(text)
+    size = cp.shape[0]
+    codes = np.empty(size, dtype=np.uint8)
+    starts, ends = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+    fs, fe = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+    hashes, flags = np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8)
+    # Room for twice the text first (a text rarely folds longer; the widest case is 18 code points for one).
+    for room in (2 * size + 64, table.widest * size + 64):
+        buf = np.empty(room, dtype=np.uint32)
+        count = _tokenize(cp, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool,
+                          table.alnum, table.pairs, telling, codes, starts, ends, buf, fs, fe, hashes, flags)
+        if count != -2:
+            break
+    if count < 0:
+        return None
+    return (codes[:count], starts[:count], ends[:count], buf, fs[:count], fe[:count], hashes[:count],
+            flags[:count])
+
+
+def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes, flags) of tokens normalised into buf[fs:fe]; a number, date or mark tells whatever it says."""
+    hashes, flags = np.empty(codes.shape[0], dtype=np.uint64), np.empty(codes.shape[0], dtype=np.uint8)
+    segment_hashes(buf, fs, fe, codes, telling, hashes, flags)
+    return hashes, flags
+
+
+def index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A table of these hashes for segment_hashes' `telling`."""
+    return _index(values)
+
+
+@njit(cache=True, nogil=True)
+def _gram_keys(h):
+    """A key for each run of three tokens (equal runs, equal keys)."""
+    if h.shape[0] < 3:
+        return np.zeros(0, dtype=np.uint64)
+    return h[:-2] * _G1 + h[1:-1] * _G2 + h[2:]
+
+
+@njit(cache=True, nogil=True)
+def _lcs_matrix(a, b):
+    """Hyyrö's bit-parallel LCS of a and b, every row kept: row j is the state after b[j], bit i of it clear
+    where a[i] is matched in an LCS of a[:i + 1] and b[:j + 1] (as rapidfuzz's lcs_matrix)."""
+    len1, len2 = a.shape[0], b.shape[0]
+    words = (len1 + 63) // 64
+    # A row of match bits per distinct token of a: the row of a token is the first position it holds in a.
+    keys, head, after = _index(a)
+    pm = np.zeros((len1, words), dtype=np.uint64)
+    for slot in range(head.shape[0]):
+        first = head[slot]
+        i = first
+        while i >= 0:
+            pm[first, i >> 6] |= _ONE << np.uint64(i & 63)
+            i = after[i]
+    matrix = np.empty((len2, words), dtype=np.uint64)
+    state = np.full(words, _ALL, dtype=np.uint64)
+    for j in range(len2):
+        r = _first(keys, head, b[j])
+        carry = _ZERO
+        for w in range(words):
+            matches = pm[r, w] if r >= 0 else _ZERO
+            st = state[w]
+            u = st & matches
+            x = st + carry
+            c1 = _ONE if x < carry else _ZERO
+            x = x + u
+            c2 = _ONE if x < u else _ZERO
+            carry = c1 | c2
+            state[w] = x | (st - u)
+            matrix[j, w] = state[w]
+    return matrix
+
+
+@njit(cache=True, nogil=True)
+def _gaps(a, b):
+    """The differing stretches (i1, i2, j1, j2) of the LCS alignment of a and b, in order (see module)."""
+    n1, n2 = a.shape[0], b.shape[0]
+    p = 0
+    while p < n1 and p < n2 and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < n1 - p and s < n2 - p and a[n1 - 1 - s] == b[n2 - 1 - s]:
+        s += 1
+    len1, len2 = n1 - p - s, n2 - p - s
+    out = np.empty((min(len1, len2) + 1, 4), dtype=np.int64)
+    if len1 == 0 or len2 == 0:
+        if len1 or len2:
+            out[0, 0], out[0, 1], out[0, 2], out[0, 3] = p, p + len1, p, p + len2
+            return out[:1]
+        return out[:0]
+    matrix = _lcs_matrix(a[p : p + len1], b[p : p + len2])
+    # Walk back from the end: a set bit is a deletion; else an insertion, or a match.
+    col, row = len1, len2
+    count = 0
+    mi = np.empty(min(len1, len2), dtype=np.int64)
+    mj = np.empty(min(len1, len2), dtype=np.int64)
+    while row > 0 and col > 0:
+        c = col - 1
+        if (matrix[row - 1, c >> 6] >> np.uint64(c & 63)) & _ONE:
+            col -= 1
+        else:
+            row -= 1
+            if row == 0 or (matrix[row - 1, c >> 6] >> np.uint64(c & 63)) & _ONE:  # else an insertion
+                col -= 1
+                mi[count], mj[count] = col, row
+                count += 1
+    n = 0
+    pi, pj = -1, -1
+    for k in range(count - 1, -2, -1):
+        ci, cj = (mi[k], mj[k]) if k >= 0 else (len1, len2)
+        if ci > pi + 1 or cj > pj + 1:
+            out[n, 0], out[n, 1], out[n, 2], out[n, 3] = p + pi + 1, p + ci, p + pj + 1, p + cj
+            n += 1
+        pi, pj = ci, cj
+    return out[:n]
+
+
+@njit(cache=True, nogil=True)
+def _occurs(needle, hay, keys, head, after):
+    """Whether the sequence `needle` occurs contiguously in `hay` (indexed by _index)."""
+    k = needle.shape[0]
+    s = _first(keys, head, needle[0])
+    while s >= 0:
+        if s + k <= hay.shape[0]:
+            ok = True
+            for t in range(1, k):
+                if hay[s + t] != needle[t]:
+                    ok = False
+                    break
+            if ok:
+                return True
+        s = after[s]
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _long_moved(keys, i1, i2, sorted_other, share):
+    """Whether nearly all runs of three tokens of the stretch i1..i2 are found among the other's."""
+    part = keys[i1 : i2 - 2]
+    if sorted_other.shape[0] == 0:
+        return part.shape[0] == 0
+    hits = 0
+    for k in range(part.shape[0]):
+        at = np.searchsorted(sorted_other, part[k])
+        if at < sorted_other.shape[0] and sorted_other[at] == part[k]:
+            hits += 1
+    return hits >= share * part.shape[0]
+
+
+@njit(cache=True, nogil=True)
+def _moved(h, i1, i2, other, index, keys, sorted_other, small, share):
+    if i1 == i2:
+        return True
+    if i2 - i1 > small:
+        return _long_moved(keys, i1, i2, sorted_other, share)
+    lo, hi = max(i1 - 1, 0), min(i2 + 1, h.shape[0])
+    return hi - lo > i2 - i1 and _occurs(h[lo:hi], other, index[0], index[1], index[2])
+
+
+@njit(cache=True, nogil=True)
+def changes(lh, rh, lflags, rflags, small, share):
+    """The differing stretches of two token-hash sequences, a row each: i1, i2, j1, j2, moved (1 when it
+    reads the same elsewhere in the other text), examine (1: a token in or beside it may tell a revision;
+    2: only a one-for-one change of a word starting with ن, for the Persian negation check)."""
+    gaps = _gaps(lh, rh)
+    out = np.zeros((gaps.shape[0], 6), dtype=np.int64)
+    lkeys, rkeys = _gram_keys(lh), _gram_keys(rh)
+    lsorted, rsorted = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64)
+    have_l = have_r = False
+    lindex, rindex = _index(lh), _index(rh)
+    for g in range(gaps.shape[0]):
+        i1, i2, j1, j2 = gaps[g, 0], gaps[g, 1], gaps[g, 2], gaps[g, 3]
+        out[g, 0], out[g, 1], out[g, 2], out[g, 3] = i1, i2, j1, j2
+        if i2 - i1 > small and not have_r:
+            rsorted, have_r = np.sort(rkeys), True
+        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rsorted, small, share)
+        if moved:
+            if j2 - j1 > small and not have_l:
+                lsorted, have_l = np.sort(lkeys), True
+            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lsorted, small, share)
+        if moved:
+            out[g, 4] = 1
+            continue
+        if i2 - i1 > small or j2 - j1 > small:
+            continue
+        tells = False
+        for i in range(max(i1 - 1, 0), min(i2 + 1, lh.shape[0])):
+            tells |= (lflags[i] & TELLS) != 0
+        for j in range(j1, j2):
+            tells |= (rflags[j] & TELLS) != 0
+        if tells:
+            out[g, 5] = 1
+        elif i2 - i1 == 1 and j2 - j1 == 1 and ((lflags[i1] | rflags[j1]) & STARTS_NUN):
+            out[g, 5] = 2
+    return out

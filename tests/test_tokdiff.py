@@ -1,0 +1,74 @@
+"""The compiled token diff: its alignment is rapidfuzz's Indel alignment, stretch for stretch (the diff that
+verification used before), and its hashes and flags say what the strings say."""
+
+import random
+
+import numpy as np
+from rapidfuzz.distance import Indel
+
+from screening.engine import revision, tokdiff
+
+
+def rapidfuzz_stretches(a: list[int], b: list[int]) -> list[tuple[int, int, int, int]]:
+    """The non-equal stretches of rapidfuzz's opcodes, a deletion next to an insertion joined into one."""
+    out: list[list[int]] = []
+    joinable = False
+    for op in Indel.opcodes(a, b):
+        if op.tag == "equal":
+            joinable = False
+        elif joinable:
+            out[-1][1], out[-1][3] = op.src_end, op.dest_end
+        else:
+            out.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
+            joinable = True
+    return [tuple(s) for s in out]
+
+
+def gaps(a: list[int], b: list[int]) -> list[tuple[int, int, int, int]]:
+    found = tokdiff._gaps(np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64))
+    return [tuple(row) for row in found.tolist()]
+
+
+def test_alignment_is_rapidfuzz_alignment_on_short_sequences_dense_in_ties():
+    rng = random.Random(5)
+    for _ in range(20_000):
+        letters = rng.randint(1, 4)
+        a = [rng.randrange(letters) for _ in range(rng.randint(0, 12))]
+        b = [rng.randrange(letters) for _ in range(rng.randint(0, 12))]
+        assert gaps(a, b) == rapidfuzz_stretches(a, b), (a, b)
+
+
+def test_alignment_is_rapidfuzz_alignment_across_machine_words():
+    rng = random.Random(6)
+    for _ in range(400):
+        letters = rng.choice([2, 5, 50, 10_000])
+        a = [rng.randrange(letters) for _ in range(rng.randint(60, 400))]
+        b = [t if rng.random() < 0.8 else rng.randrange(letters) for t in a]  # an edited copy
+        if rng.random() < 0.3:
+            b = b[rng.randrange(len(b)):] + b[: rng.randrange(len(b))]  # and moved about
+        assert gaps(a, b) == rapidfuzz_stretches(a, b)
+
+
+def test_equal_strings_equal_hashes_and_flags_say_what_the_strings_say():
+    hashes, flags = tokdiff.hash_strings(["isnt", "نمیرود", "12", "isnt", "", "x"])
+    assert hashes[0] == hashes[3] and len(set(hashes.tolist())) == 5
+    assert flags[0] & tokdiff.NT and flags[1] & tokdiff.STARTS_NUN and not flags[5]
+
+
+def test_tokens_flag_what_a_signal_can_rest_on():
+    toks = revision.Prepared("Set it to 12 V in May, not later; hello world.").toks
+    telling = [toks[i].raw for i in range(len(toks)) if toks.flags[i] & tokdiff.TELLS]
+    assert telling == ["12", "V", "in", "May", "not"]
+
+
+def test_numbers_and_dates_read_by_value_as_the_expression_reads_them():
+    rng = random.Random(8)
+    digits, separators = "0123456789٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹", ["", ",", ".", "٫", "٬", "/", "-"]
+    texts = ["1,000 1,000.5 12,5 1,0000 -1,234,567.25 +7 −3 ۱٬۰۰۰٫۵ 2024-05-01 ۱۴۰۳/۰۷/۲۴ 5%"]
+    for _ in range(3000):
+        parts = [rng.choice(["", "", "-", "+", "−"])] + [
+            "".join(rng.choice(digits) for _ in range(rng.randint(1, 4))) + rng.choice(separators)
+            for _ in range(rng.randint(1, 4))]
+        texts.append("x " + "".join(parts) + " y")
+    for text in texts:
+        assert list(revision.Prepared(text).toks) == revision.tokens(text), ascii(text)
