@@ -32,7 +32,10 @@ import django; django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from pathlib import Path
-from screening.ingest import uploads
+try:
+    from screening.ingest import uploads
+except ImportError:  # a checkout from before screening.ingest (7b775aa)
+    from screening import services as uploads
 upload = uploads.upload_create_from_path(corpus_name="c", path=Path({str(corpus)!r}))
 start = time.perf_counter()
 upload = uploads.upload_process(upload=upload)

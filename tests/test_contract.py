@@ -135,3 +135,17 @@ def test_lone_surrogate_is_refused():
 def test_contract_name_is_inside_the_bytes():
     assert CONTRACT.encode() in content_bytes("en", "t", "b")
     assert hashlib.sha256(content_bytes("en", "t", "b")).hexdigest() == sha256_hex(content_bytes("en", "t", "b"))
+
+
+def test_content_bytes_are_json_dumps_bytes_for_any_text():
+    import json
+    import random
+
+    rng = random.Random(9)
+    alphabet = ['"', "\\", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "\u2028", "é", "ی", "中", "\U0001F600", "a", " "]
+    for _ in range(2000):
+        fields = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(3)]
+        expected = json.dumps(["doc-content-v1", *fields], ensure_ascii=False, separators=(",", ":")).encode()
+        assert content_bytes(*fields) == expected
+    with pytest.raises(ValueError, match="not encodable"):
+        content_bytes("en", "", "a lone surrogate \ud800")
