@@ -287,3 +287,61 @@ def test_a_zip_without_a_language_gives_one_line_per_rule_with_a_count(write, ad
     page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
     assert "301 in all, 2 rules broken" in page and "— 300 times, for example" in page
     assert page.count("notes.zip member notes/n") == 3
+
+
+# --- a large upload is read in a second process while the first stores it ------------------------------
+
+
+def _mixed_upload(tag: str) -> bytes:
+    """Several batches, with a doubled doc_id, a bad line, and a doc_id the corpus already holds."""
+    records = [{"doc_id": f"{tag}{i}", "language": "en", "body": f"text {i}"} for i in range(uploads.BATCH * 2 + 5)]
+    records[uploads.BATCH + 3]["doc_id"] = f"{tag}7"
+    records[10]["body"] = ""
+    records.append({"doc_id": "A", "language": "en", "body": "already there"})
+    return jsonl(records)
+
+
+@pytest.mark.django_db
+def test_a_large_upload_read_in_a_second_process_reports_what_one_process_reports(admin_user, settings):
+    uploads.upload_process(upload=_create(jsonl(SEED000[:1]), "first.jsonl"))
+    serial = uploads.upload_process(upload=_create(_mixed_upload("s"), "mixed.jsonl"))
+    settings.DEDUP_IMPORT_PARALLEL_BYTES = 0  # every upload through the second process
+    parallel = uploads.upload_process(upload=_create(_mixed_upload("s"), "mixed.jsonl"))
+    assert parallel.status == serial.status == Upload.Status.REJECTED
+    assert parallel.problems == serial.problems and len(serial.problems) == 3
+    assert parallel.problem_groups == serial.problem_groups
+    assert list(Document.objects.values_list("doc_id", flat=True)) == ["A"]  # all or nothing, both ways
+
+
+@pytest.mark.django_db
+def test_a_large_upload_read_in_a_second_process_stores_every_document(admin_user, settings):
+    settings.DEDUP_IMPORT_PARALLEL_BYTES = 0
+    records = [{"doc_id": f"d{i}", "language": "fa", "title": f"t{i}", "body": f"متن {i}\n"}
+               for i in range(uploads.BATCH * 3 + 1)]
+    upload = uploads.upload_process(upload=_create(jsonl(records), "many.jsonl"))
+    assert upload.status == Upload.Status.COMPLETE and upload.document_count == len(records)
+    stored = dict(Document.objects.values_list("doc_id", "content_sha256"))
+    from screening.engine import contract
+
+    assert stored["d5000"] == contract.sha256_hex(contract.content_bytes("fa", "t5000", "متن 5000\n"))
+    assert len(stored) == len(records)
+
+
+@pytest.mark.django_db
+def test_a_reader_that_dies_fails_the_upload_and_stores_nothing(admin_user, settings, monkeypatch):
+    import os
+
+    settings.DEDUP_IMPORT_PARALLEL_BYTES = 0
+    real = uploads._parse
+
+    def dies_after_a_chunk(*args):  # a fault: the reading process is killed mid-upload
+        for n, found in enumerate(real(*args)):
+            if n == 1:
+                os._exit(9)
+            yield found
+
+    monkeypatch.setattr(uploads, "_parse", dies_after_a_chunk)
+    records = [{"doc_id": f"d{i}", "language": "en", "body": "x"} for i in range(uploads.BATCH * 3)]
+    with pytest.raises(EOFError):
+        uploads.upload_process(upload=_create(jsonl(records), "cut.jsonl"))
+    assert Document.objects.count() == 0

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,39 +70,103 @@ class _Rejected(Exception):
     """Raised inside the transaction to roll back every document of a rejected upload."""
 
 
+def _row(record: formats.Record) -> tuple:
+    """A document row without its corpus and upload (DOCUMENT_COLUMNS[2:]), its content digest taken."""
+    return (record.doc_id, record.source_id, record.version, record.language, record.title, record.body,
+            record.collected_at, record.member_path, record.place,
+            contract.sha256_hex(contract.content_bytes(record.language, record.title, record.body)))
+
+
 @dataclass
-class _Batch:
-    upload: Upload
-    seen: dict[str, str]  # doc_id -> place, for duplicates inside the upload
-    report: formats.Report
-    rows: list[formats.Record]
+class _Chunk:
+    """Up to BATCH document rows read from an upload, with what reading found since the previous chunk."""
 
-    def add(self, record: formats.Record) -> None:
-        first = self.seen.get(record.doc_id)
+    rows: list[tuple]
+    problems: list[formats.Problem]
+    notices: list[str]
+    done: int  # the report's progress
+    total: int
+    count: int  # records read so far
+
+
+def _parse(path: Path, name: str, language: str, limits: formats.Limits) -> Iterator[_Chunk]:
+    """The upload's rows in chunks: records read and checked, doubled doc_ids within it refused."""
+    report = formats.Report()
+    seen: dict[str, str] = {}  # doc_id -> place
+    rows: list[tuple] = []
+    problems = notices = count = 0
+
+    def chunk() -> _Chunk:
+        nonlocal rows, problems, notices
+        out = _Chunk(rows, report.problems[problems:], report.notices[notices:], report.done, report.total, count)
+        rows, problems, notices = [], len(report.problems), len(report.notices)
+        return out
+
+    for count, record in enumerate(formats.read_records(path, name, report, default_language=language,  # noqa: B007
+                                                       limits=limits), start=1):
+        first = seen.get(record.doc_id)
         if first is not None:
-            self.report.problem(record.place, "doc_id", f"{record.doc_id!r} appears twice (first at {first})")
-            return
-        self.seen[record.doc_id] = record.place
-        self.rows.append(record)
-        if len(self.rows) >= BATCH:
-            self.flush()
+            report.problem(record.place, "doc_id", f"{record.doc_id!r} appears twice (first at {first})")
+            continue
+        seen[record.doc_id] = record.place
+        rows.append(_row(record))
+        if len(rows) >= BATCH:
+            yield chunk()
+    yield chunk()
 
-    def flush(self) -> None:
-        rows, self.rows = self.rows, []
+
+def _parse_in_child(path: Path, name: str, language: str, limits: formats.Limits, pipe) -> None:
+    try:
+        for found in _parse(path, name, language, limits):
+            pipe.send(found)
+        pipe.send(None)
+    except BaseException as error:  # whatever it was, the parent fails the upload with it
+        pipe.send(RuntimeError(f"reading the upload failed: {error!r}"))
+    finally:
+        pipe.close()
+
+
+def _chunks(path: Path, name: str, language: str, limits: formats.Limits) -> Iterator[_Chunk]:
+    """_parse, in a second process for a large file: reading and checking records costs as much as storing
+    them, so the two overlap. The pipe holds a chunk or two, so the reader never runs far ahead."""
+    if path.stat().st_size < settings.DEDUP_IMPORT_PARALLEL_BYTES:
+        yield from _parse(path, name, language, limits)
+        return
+    context = multiprocessing.get_context("fork")  # nothing to import again; the child never touches the database
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_parse_in_child, args=(path, name, language, limits, send), daemon=True)
+    child.start()
+    send.close()
+    try:
+        while (found := receive.recv()) is not None:  # EOFError if the reader died
+            if isinstance(found, Exception):
+                raise found
+            yield found
+    finally:
+        if child.is_alive():
+            child.terminate()
+        child.join()
+        receive.close()
+
+
+@dataclass
+class _Store:
+    upload: Upload
+    report: formats.Report
+
+    def add(self, rows: list[tuple]) -> None:
+        """Insert the rows, unless a doc_id is already in the corpus (or the upload is rejected anyway)."""
         existing = set(
-            Document.objects.filter(corpus=self.upload.corpus, doc_id__in=[r.doc_id for r in rows])
+            Document.objects.filter(corpus=self.upload.corpus, doc_id__in=[r[0] for r in rows])
             .values_list("doc_id", flat=True)
         )
         for r in rows:
-            if r.doc_id in existing:
-                self.report.problem(r.place, "doc_id", f"{r.doc_id!r} is already in corpus {self.upload.corpus.name}")
+            if r[0] in existing:
+                self.report.problem(r[8], "doc_id", f"{r[0]!r} is already in corpus {self.upload.corpus.name}")
         if self.report.problems:
             return  # rejected anyway: keep checking, stop writing
         corpus, upload = self.upload.corpus_id, self.upload.pk
-        _insert_documents([
-            (corpus, upload, r.doc_id, r.source_id, r.version, r.language, r.title, r.body, r.collected_at,
-             r.member_path, r.place, contract.sha256_hex(contract.content_bytes(r.language, r.title, r.body)))
-            for r in rows])
+        _insert_documents([(corpus, upload, *r) for r in rows])
 
 
 DOCUMENT_COLUMNS = ("corpus_id", "upload_id", "doc_id", "source_id", "version", "language", "title", "body",
@@ -135,18 +200,18 @@ def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | Non
     Upload.objects.filter(pk=upload.pk).update(status=Upload.Status.RUNNING, error="")
     path = storage.path_for(settings.SOURCES_DIR, upload.source.sha256)
     report = formats.Report()
-    batch = _Batch(upload=upload, seen={}, report=report, rows=[])
+    store = _Store(upload=upload, report=report)
     count = 0
     try:
         with transaction.atomic():
-            records = formats.read_records(path, upload.original_name, report,
-                                          default_language=upload.language, limits=limits())
-            for count, record in enumerate(records, start=1):  # noqa: B007 - count is used after the loop
-                batch.add(record)
-                if on_progress and count % BATCH == 0:
+            for found in _chunks(path, upload.original_name, upload.language, limits()):
+                report.problems += found.problems
+                report.notices += found.notices
+                report.done, report.total, count = found.done, found.total, found.count
+                if found.rows:
+                    store.add(found.rows)
+                if on_progress:
                     on_progress(report.fraction)
-            if batch.rows:
-                batch.flush()
             if report.problems:
                 raise _Rejected
     except _Rejected:
