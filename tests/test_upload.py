@@ -313,6 +313,17 @@ def test_a_large_upload_read_in_a_second_process_reports_what_one_process_report
     assert list(Document.objects.values_list("doc_id", flat=True)) == ["A"]  # all or nothing, both ways
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_reads_a_large_upload_in_a_second_process(admin_client, run_worker, settings):
+    settings.DEDUP_IMPORT_PARALLEL_BYTES = 0  # the work-horse forks the reader, as for a file of 16 MiB
+    records = [{"doc_id": f"d{i}", "language": "en", "body": f"text {i}"} for i in range(uploads.BATCH + 7)]
+    post_upload(admin_client, "many.jsonl", jsonl(records))
+    run_worker()
+    upload = Upload.objects.get()
+    assert upload.status == Upload.Status.COMPLETE, upload.error
+    assert upload.document_count == Document.objects.count() == len(records)
+
+
 @pytest.mark.django_db
 def test_a_large_upload_read_in_a_second_process_stores_every_document(admin_user, settings):
     settings.DEDUP_IMPORT_PARALLEL_BYTES = 0
