@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from screening.ingest import uploads
+from screening.ingest import reading, uploads
 from screening.models import Corpus, Document, Upload
 from tests.seeds import SEED000, SEED001
 
@@ -339,20 +339,18 @@ def test_a_large_upload_read_in_a_second_process_stores_every_document(admin_use
 
 
 @pytest.mark.django_db
-def test_a_reader_that_dies_fails_the_upload_and_stores_nothing(admin_user, settings, monkeypatch):
+def test_a_reader_that_dies_fails_the_upload_and_stores_nothing(admin_user, settings):
+    import multiprocessing
     import os
+    import signal
 
     settings.DEDUP_IMPORT_PARALLEL_BYTES = 0
-    real = uploads._parse
-
-    def dies_after_a_chunk(*args):  # a fault: the reading process is killed mid-upload
-        for n, found in enumerate(real(*args)):
-            if n == 1:
-                os._exit(9)
-            yield found
-
-    monkeypatch.setattr(uploads, "_parse", dies_after_a_chunk)
     records = [{"doc_id": f"d{i}", "language": "en", "body": "x"} for i in range(uploads.BATCH * 3)]
-    with pytest.raises(EOFError):
-        uploads.upload_process(upload=_create(jsonl(records), "cut.jsonl"))
+
+    def kill_the_reader(fraction):  # a fault: the reading process is killed once the first chunk is stored
+        for child in multiprocessing.active_children():
+            os.kill(child.pid, signal.SIGKILL)
+
+    with pytest.raises(reading.ReaderDied, match="died before it finished"):
+        uploads.upload_process(upload=_create(jsonl(records), "cut.jsonl"), on_progress=kill_the_reader)
     assert Document.objects.count() == 0

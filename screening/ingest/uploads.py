@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,12 +12,11 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from dedup_site import background
-from screening.engine import contract
-from screening.ingest import formats, storage
+from screening.ingest import formats, reading, storage
 from screening.models import Corpus, Document, SourceFile, Upload
 
 CORPUS_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-BATCH = 2000
+BATCH = reading.BATCH  # document rows stored at a time
 MAX_STORED_PROBLEMS = 1000
 
 
@@ -68,85 +66,6 @@ def upload_create_from_path(*, corpus_name: str, path: Path, language: str = "",
 
 class _Rejected(Exception):
     """Raised inside the transaction to roll back every document of a rejected upload."""
-
-
-def _row(record: formats.Record) -> tuple:
-    """A document row without its corpus and upload (DOCUMENT_COLUMNS[2:]), its content digest taken."""
-    return (record.doc_id, record.source_id, record.version, record.language, record.title, record.body,
-            record.collected_at, record.member_path, record.place,
-            contract.sha256_hex(contract.content_bytes(record.language, record.title, record.body)))
-
-
-@dataclass
-class _Chunk:
-    """Up to BATCH document rows read from an upload, with what reading found since the previous chunk."""
-
-    rows: list[tuple]
-    problems: list[formats.Problem]
-    notices: list[str]
-    done: int  # the report's progress
-    total: int
-    count: int  # records read so far
-
-
-def _parse(path: Path, name: str, language: str, limits: formats.Limits) -> Iterator[_Chunk]:
-    """The upload's rows in chunks: records read and checked, doubled doc_ids within it refused."""
-    report = formats.Report()
-    seen: dict[str, str] = {}  # doc_id -> place
-    rows: list[tuple] = []
-    problems = notices = count = 0
-
-    def chunk() -> _Chunk:
-        nonlocal rows, problems, notices
-        out = _Chunk(rows, report.problems[problems:], report.notices[notices:], report.done, report.total, count)
-        rows, problems, notices = [], len(report.problems), len(report.notices)
-        return out
-
-    for count, record in enumerate(formats.read_records(path, name, report, default_language=language,  # noqa: B007
-                                                       limits=limits), start=1):
-        first = seen.get(record.doc_id)
-        if first is not None:
-            report.problem(record.place, "doc_id", f"{record.doc_id!r} appears twice (first at {first})")
-            continue
-        seen[record.doc_id] = record.place
-        rows.append(_row(record))
-        if len(rows) >= BATCH:
-            yield chunk()
-    yield chunk()
-
-
-def _parse_in_child(path: Path, name: str, language: str, limits: formats.Limits, pipe) -> None:
-    try:
-        for found in _parse(path, name, language, limits):
-            pipe.send(found)
-        pipe.send(None)
-    except BaseException as error:  # whatever it was, the parent fails the upload with it
-        pipe.send(RuntimeError(f"reading the upload failed: {error!r}"))
-    finally:
-        pipe.close()
-
-
-def _chunks(path: Path, name: str, language: str, limits: formats.Limits) -> Iterator[_Chunk]:
-    """_parse, in a second process for a large file: reading and checking records costs as much as storing
-    them, so the two overlap. The pipe holds a chunk or two, so the reader never runs far ahead."""
-    if path.stat().st_size < settings.DEDUP_IMPORT_PARALLEL_BYTES:
-        yield from _parse(path, name, language, limits)
-        return
-    context = multiprocessing.get_context("fork")  # nothing to import again; the child never touches the database
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_parse_in_child, args=(path, name, language, limits, send), daemon=True)
-    child.start()
-    send.close()
-    try:
-        while (found := receive.recv()) is not None:  # EOFError if the reader died
-            if isinstance(found, Exception):
-                raise found
-            yield found
-    finally:
-        if child.is_alive():
-            child.terminate()
-        child.join()
-        receive.close()
 
 
 @dataclass
@@ -204,7 +123,8 @@ def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | Non
     count = 0
     try:
         with transaction.atomic():
-            for found in _chunks(path, upload.original_name, upload.language, limits()):
+            parallel = path.stat().st_size >= settings.DEDUP_IMPORT_PARALLEL_BYTES
+            for found in reading.chunks(path, upload.original_name, upload.language, limits(), parallel):
                 report.problems += found.problems
                 report.notices += found.notices
                 report.done, report.total, count = found.done, found.total, found.count

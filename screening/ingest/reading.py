@@ -1,0 +1,107 @@
+"""Reading an upload into document rows, in chunks, in this process or a second one (no Django imports: the
+second process is spawned and imports only this)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from screening.engine import contract
+from screening.ingest import formats
+
+BATCH = 2000  # rows a chunk
+
+
+def row(record: formats.Record) -> tuple:
+    """A document row without its corpus and upload (uploads.DOCUMENT_COLUMNS[2:]), its content digest taken."""
+    return (record.doc_id, record.source_id, record.version, record.language, record.title, record.body,
+            record.collected_at, record.member_path, record.place,
+            contract.sha256_hex(contract.content_bytes(record.language, record.title, record.body)))
+
+
+@dataclass
+class Chunk:
+    """Up to BATCH document rows read from an upload, with what reading found since the previous chunk."""
+
+    rows: list[tuple]
+    problems: list[formats.Problem]
+    notices: list[str]
+    done: int  # the report's progress
+    total: int
+    count: int  # records read so far
+
+
+def parse(path: Path, name: str, language: str, limits: formats.Limits) -> Iterator[Chunk]:
+    """The upload's rows in chunks: records read and checked, doubled doc_ids within it refused."""
+    report = formats.Report()
+    seen: dict[str, str] = {}  # doc_id -> place
+    rows: list[tuple] = []
+    problems = notices = count = 0
+
+    def chunk() -> Chunk:
+        nonlocal rows, problems, notices
+        out = Chunk(rows, report.problems[problems:], report.notices[notices:], report.done, report.total, count)
+        rows, problems, notices = [], len(report.problems), len(report.notices)
+        return out
+
+    for count, record in enumerate(formats.read_records(path, name, report, default_language=language,  # noqa: B007
+                                                       limits=limits), start=1):
+        first = seen.get(record.doc_id)
+        if first is not None:
+            report.problem(record.place, "doc_id", f"{record.doc_id!r} appears twice (first at {first})")
+            continue
+        seen[record.doc_id] = record.place
+        rows.append(row(record))
+        if len(rows) >= BATCH:
+            yield chunk()
+    yield chunk()
+
+
+def _parse_in_child(path: Path, name: str, language: str, limits: formats.Limits, pipe) -> None:
+    try:
+        for found in parse(path, name, language, limits):
+            pipe.send(found)
+        pipe.send(None)
+    except BaseException as error:  # whatever it was, the parent fails the upload with it
+        pipe.send(RuntimeError(f"reading the upload failed: {error!r}"))
+    finally:
+        pipe.close()
+
+
+def chunks(path: Path, name: str, language: str, limits: formats.Limits, parallel: bool) -> Iterator[Chunk]:
+    """parse(), with `parallel` in a second process: reading and checking records costs as much as storing
+    them, so the two overlap. The pipe holds a chunk or two, so the reader never runs far ahead.
+
+    The reader is spawned, not forked: a forked one would hold the caller's database connection (and its
+    open transaction) and the pipe's reading end, so a killed caller would leave both open behind it."""
+    if not parallel:
+        yield from parse(path, name, language, limits)
+        return
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_parse_in_child, args=(path, name, language, limits, send), daemon=True)
+    child.start()
+    send.close()
+    try:
+        while (found := _receive(receive)) is not None:
+            if isinstance(found, Exception):
+                raise found
+            yield found
+    finally:
+        if child.is_alive():
+            child.terminate()
+        child.join()
+        receive.close()
+
+
+class ReaderDied(RuntimeError):
+    """The process reading the upload ended before it said it had finished (killed, out of memory)."""
+
+
+def _receive(pipe):
+    try:
+        return pipe.recv()
+    except (EOFError, OSError) as error:  # between messages, or in the middle of one
+        raise ReaderDied("the process reading the upload died before it finished") from error
