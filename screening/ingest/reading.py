@@ -1,17 +1,22 @@
 """Reading an upload into document rows, in chunks, in this process or a second one (no Django imports: the
-second process is spawned and imports only this)."""
+second process runs this module and imports nothing of Django)."""
 
 from __future__ import annotations
 
-import multiprocessing
+import os
+import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from screening.engine import contract
 from screening.ingest import formats
 
 BATCH = 2000  # rows a chunk
+ROOT = Path(__file__).resolve().parent.parent.parent  # where `screening` is imported from
 
 
 def row(record: formats.Record) -> tuple:
@@ -74,26 +79,31 @@ def chunks(path: Path, name: str, language: str, limits: formats.Limits, paralle
     """parse(), with `parallel` in a second process: reading and checking records costs as much as storing
     them, so the two overlap. The pipe holds a chunk or two, so the reader never runs far ahead.
 
-    The reader is spawned, not forked: a forked one would hold the caller's database connection (and its
-    open transaction) and the pipe's reading end, so a killed caller would leave both open behind it."""
+    The reader is a fresh interpreter running this module, with the pipe's writing end and nothing else: a
+    forked one kept the caller's database connection (and its open transaction) and the pipe's reading end,
+    so a killed caller left both open behind it; multiprocessing's spawn runs the caller's main script again,
+    which a script without a __main__ guard does not survive."""
     if not parallel:
         yield from parse(path, name, language, limits)
         return
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_parse_in_child, args=(path, name, language, limits, send), daemon=True)
-    child.start()
-    send.close()
+    read_end, write_end = os.pipe()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    child = subprocess.Popen([sys.executable, "-m", __name__, str(write_end)], stdin=subprocess.PIPE,  # noqa: S603
+                             pass_fds=(write_end,), env=env, cwd=ROOT)
+    os.close(write_end)
+    receive = Connection(read_end, writable=False)
     try:
+        child.stdin.write(pickle.dumps((path, name, language, limits)))
+        child.stdin.close()
         while (found := _receive(receive)) is not None:
             if isinstance(found, Exception):
                 raise found
             yield found
     finally:
-        if child.is_alive():
-            child.terminate()
-        child.join()
         receive.close()
+        if child.poll() is None:
+            child.kill()
+        child.wait()
 
 
 class ReaderDied(RuntimeError):
@@ -105,3 +115,10 @@ def _receive(pipe):
         return pipe.recv()
     except (EOFError, OSError) as error:  # between messages, or in the middle of one
         raise ReaderDied("the process reading the upload died before it finished") from error
+
+
+if __name__ == "__main__":  # the reader: arguments on stdin (pickled by chunks()), chunks to the pipe's fd
+    # Through the module's own name, so that what it sends unpickles as screening.ingest.reading's classes.
+    from screening.ingest import reading
+
+    reading._parse_in_child(*pickle.load(sys.stdin.buffer), Connection(int(sys.argv[1]), readable=False))  # noqa: S301
