@@ -76,16 +76,26 @@ def ensure_running(directory: Path, *, stop_at_exit: bool = False, timeout: floa
                 raise RuntimeError(f"embedded Redis did not start in {directory}:\n{log}")
             time.sleep(0.05)
     if stop_at_exit:
-        atexit.register(stop, directory)
+        atexit.register(stop, directory, only=_pid(directory))
     return True
 
 
-def stop(directory: Path) -> None:
-    """Shut the server down (saving its append-only file) and wait until it is gone."""
+def _pid(directory: Path) -> int | None:
+    try:
+        return int((directory / "redis.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def stop(directory: Path, *, only: int | None = None) -> None:
+    """Shut the server down (saving its append-only file) and wait until it is gone. With `only`, only if it is
+    still the server of that process id: a process that started the server stops it at exit, but not one that
+    another process started after a restart (it stopped a test's restarted server mid-run)."""
     if not is_running(directory):
         return
-    pid_file = directory / "redis.pid"
-    pid = int(pid_file.read_text()) if pid_file.exists() else None
+    pid = _pid(directory)
+    if only is not None and pid != only:
+        return
     try:
         redis.Redis(unix_socket_path=str(_socket(directory))).shutdown(nosave=False)
     except (redis.ConnectionError, redis.ResponseError):

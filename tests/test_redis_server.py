@@ -45,3 +45,27 @@ def test_embedded_redis_keeps_data_across_a_restart(tmp_path):
         assert redis.Redis.from_url(redis_server.url_for(directory)).lrange("queue", 0, -1) == [b"job-1"]
     finally:
         redis_server.stop(directory)
+
+
+def test_a_process_stops_at_exit_only_the_server_it_started(tmp_path):
+    directory = tmp_path / "redis"
+    # A process starts the server and will stop it at exit; meanwhile the server is restarted by another.
+    code = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        from pathlib import Path
+        from dedup_site import redis_server
+        print(redis_server.ensure_running(Path({str(directory)!r}), stop_at_exit=True), flush=True)
+        sys.stdin.readline()  # until the server has been restarted by someone else
+    """)
+    starter = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert starter.stdout.readline().strip() == "True"
+        redis_server.stop(directory)
+        assert redis_server.ensure_running(directory) is True  # the restarted server is this test's
+        starter.communicate("go\n", timeout=60)  # the first process exits, running its atexit handler
+        assert redis_server.is_running(directory)  # it left the server it did not start alone
+    finally:
+        starter.kill()
+        redis_server.stop(directory)
+    assert not redis_server.is_running(directory)
