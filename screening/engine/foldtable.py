@@ -242,29 +242,41 @@ def normalized_codepoints(text: str, policy: Policy, words: bool = False) -> np.
 
 
 @njit(cache=True, nogil=True)
+def fold_field(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, out, n):
+    """cp[begin:end] normalised on its own (as if a separator stood before it): its kept code points written
+    into `out` from n on. Returns the new end; -1 when it must go to the policy, -2 when `out` is too small."""
+    before = np.uint32(NONE)
+    for i in range(begin, end):
+        c = cp[i]
+        if c >= 0x10000:
+            return -1
+        k = kind[c]
+        if k == UNSAFE:
+            return -1
+        if k == GONE:
+            continue
+        if k == SECOND and before != NONE and _composes(pairs, before, c):
+            return -1
+        if ccc[c] == 0:
+            before = c
+        s = start[c]
+        if n + length[c] > out.shape[0]:
+            return -2
+        for j in range(s, s + length[c]):
+            if alnum[j]:
+                out[n] = pool[j]
+                n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
 def map_fields(cp, starts, ends, kind, start, length, ccc, pool, alnum, pairs, out, bounds):
     """Each stretch cp[starts[i]:ends[i]] normalised on its own (its kept code points), one after the other
     into `out`, field i ending at bounds[i]; returns the total, or -1 when a stretch must go to the policy."""
     n = 0
     for f in range(starts.shape[0]):
-        before = np.uint32(NONE)  # each field stands alone, as if a separator stood between them
-        for i in range(starts[f], ends[f]):
-            c = cp[i]
-            if c >= 0x10000:
-                return -1
-            k = kind[c]
-            if k == UNSAFE:
-                return -1
-            if k == GONE:
-                continue
-            if k == SECOND and before != NONE and _composes(pairs, before, c):
-                return -1
-            if ccc[c] == 0:
-                before = c
-            s = start[c]
-            for j in range(s, s + length[c]):
-                if alnum[j]:
-                    out[n] = pool[j]
-                    n += 1
+        n = fold_field(cp, starts[f], ends[f], kind, start, length, ccc, pool, alnum, pairs, out, n)
+        if n < 0:
+            return n
         bounds[f] = n
     return n

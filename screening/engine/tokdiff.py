@@ -19,7 +19,6 @@ from numba import njit
 
 from screening.engine import foldtable, tokscan
 from screening.engine.fast import _first, _index
-from screening.engine.foldtable import GONE, NONE, SECOND, UNSAFE, _composes
 from screening.engine.tokscan import CJK, DATE, MARK, NUMBER, WORD
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -139,26 +138,10 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
     for t in range(count):
         g, a, b = codes[t], starts[t], ends[t]
         begin = n
-        if g == WORD or g == CJK:
-            before = np.uint32(NONE)  # each token stands alone (see foldtable.map_fields)
-            for i in range(a, b):
-                c = cp[i]
-                k = kind[c]
-                if k == UNSAFE:
-                    return -1
-                if k == GONE:
-                    continue
-                if k == SECOND and before != NONE and _composes(pairs, before, c):
-                    return -1
-                if ccc[c] == 0:
-                    before = c
-                st = start[c]
-                if n + length[c] > buf.shape[0]:
-                    return -2  # buf is too small for what this text folds to
-                for j in range(st, st + length[c]):
-                    if alnum[j]:
-                        buf[n] = pool[j]
-                        n += 1
+        if g == WORD or g == CJK:  # each token stands alone (see foldtable.map_fields)
+            n = foldtable.fold_field(cp, a, b, kind, start, length, ccc, pool, alnum, pairs, buf, n)
+            if n < 0:
+                return n  # -1: for the policy; -2: buf is too small for what this text folds to
         elif g == DATE:
             for i in range(a, b):
                 buf[n] = _digit(cp[i]) if cls[cp[i]] & tokscan.DIGIT else 45
