@@ -80,6 +80,27 @@ def test_a_lapsed_lease_frees_the_pair(import_records, django_user_model):
 
 
 @pytest.mark.django_db
+def test_a_lapsed_lease_is_taken_again_in_place(import_records, django_user_model):
+    run = copies_run(import_records, 1)
+    a, _ = reviewers(2)
+    held = services.next_pair(selectors.QueueFilter(run=run.pk), a)
+    Lease.objects.filter(pair=held, reviewer=a).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert services.lease_take(pair_id=held.pk, reviewer=a)
+    lease = Lease.objects.get(pair=held, reviewer=a)
+    assert lease.expires_at > timezone.now() + timedelta(seconds=60)
+
+
+@pytest.mark.django_db
+def test_a_fresh_lease_does_not_hold_a_pair_settled_since(import_records, django_user_model):
+    run = copies_run(import_records, 1)
+    a, _ = reviewers(2)
+    held = services.next_pair(selectors.QueueFilter(run=run.pk), a)
+    assert services.lease_take(pair_id=held.pk, reviewer=a)  # still fresh: held without renewal
+    CandidatePair.objects.filter(pk=held.pk).update(status="settled")  # as an arbitration leaves it
+    assert not services.lease_take(pair_id=held.pk, reviewer=a)
+
+
+@pytest.mark.django_db
 def test_saving_releases_the_lease(import_records, django_user_model):
     run = copies_run(import_records, 1, reviews_required=2)
     a, _ = reviewers(2)
