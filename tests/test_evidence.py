@@ -249,6 +249,27 @@ def test_a_pair_below_the_threshold_keeps_partial_evidence_until_first_opened(pa
 
 
 @pytest.mark.django_db
+def test_the_panes_are_drawn_on_first_opening_kept_and_drawn_again_for_a_new_version(evidence_run, editor_client):
+    from django.urls import reverse
+
+    from screening.models import PairPanes
+    from screening.runs import display
+
+    pair = _pair(evidence_run, "orig", "rev")
+    url = reverse("review:pair", args=[pair.pk])
+    assert not PairPanes.objects.filter(pair=pair).exists()
+    first = editor_client.get(url).content.decode()
+    kept = PairPanes.objects.get(pair=pair)
+    assert kept.version == display.VERSION and kept.html["left"] in first and 'class="run c0"' in first
+    PairPanes.objects.filter(pk=kept.pk).update(version="panes-older", html={"left": "", "right": "", "diff": "",
+                                                                               "details": ""})
+    again = editor_client.get(url).content.decode()
+    assert PairPanes.objects.filter(pair=pair).count() == 1
+    redrawn = PairPanes.objects.get(pair=pair)
+    assert redrawn.version == display.VERSION and redrawn.html == kept.html and kept.html["left"] in again
+
+
+@pytest.mark.django_db
 def test_a_copy_the_policy_keeps_apart_gets_its_whole_evidence_at_once(partial_run):
     pair = _pair(partial_run, "fa1", "fa2")  # Persian and Arabic letters and digits: nfkc keeps them apart
     assert pair.jaccard < 0.95 and not pair.evidence.get("partial") and pair.evidence["same_normalised"]

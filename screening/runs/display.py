@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from html import escape
 
-from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
@@ -77,12 +76,10 @@ def pair_panes(pair: CandidatePair) -> tuple[dict, dict]:
     kept = PairPanes.objects.filter(pair_id=pair.pk, version=VERSION).values_list("html", "counts").first()
     if kept is None:
         html, counts = _draw(pair)
-        try:
-            with transaction.atomic():
-                PairPanes.objects.update_or_create(pair_id=pair.pk, defaults={
-                    "version": VERSION, "html": html, "counts": counts})
-        except IntegrityError:
-            pass  # another request kept the same drawing first
+        # One upsert (an older version's drawing is replaced); two requests drawing at once write the same.
+        PairPanes.objects.bulk_create([PairPanes(pair_id=pair.pk, version=VERSION, html=html, counts=counts)],
+                                      update_conflicts=True, unique_fields=["pair"],
+                                      update_fields=["version", "html", "counts", "created_at"])
         kept = html, counts
     html, counts = kept
     return {name: mark_safe(part) for name, part in html.items()}, counts  # noqa: S308 - rendered by our templates
