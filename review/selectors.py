@@ -236,10 +236,11 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None
                      cursor_of(flt.sort, rows[0]) if earlier else "")
 
 
-def queue_count(flt: QueueFilter) -> int:
-    """How many pairs the queue holds with these filters (cached briefly, like the progress counts)."""
+def queue_count(flt: QueueFilter, stamp: tuple[int, int] | None = None) -> int:
+    """How many pairs the queue holds with these filters (cached briefly, like the progress counts). A page
+    that also shows progress reads the review_stamp once and passes it to both."""
     shape = repr((flt.corpus, flt.run, flt.pass_name, flt.min_score, flt.max_score, flt.cluster, flt.status,
-                  flt.signals, flt.suggestion, flt.min_confidence, flt.below, review_stamp()))
+                  flt.signals, flt.suggestion, flt.min_confidence, flt.below, stamp or review_stamp()))
     key = f"review:queue-count:{hashlib.sha256(shape.encode()).hexdigest()[:32]}"
     count = cache.get(key)
     if count is None:
@@ -367,16 +368,17 @@ def review_stamp() -> tuple[int, int]:
     return newest_judgement or 0, newest_arbitration or 0
 
 
-def progress_key(run_id: int) -> str:
-    stamp = review_stamp()
+def progress_key(run_id: int, stamp: tuple[int, int] | None = None) -> str:
+    stamp = stamp or review_stamp()
     return f"review:run-progress:{run_id}:{stamp[0]}:{stamp[1]}"
 
 
-def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind: bool = False) -> RunProgress:
+def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind: bool = False,
+                 stamp: tuple[int, int] | None = None) -> RunProgress:
     """Pairs to review per status (cached: counting a million pairs on every click is slow) and
     how many this reviewer has judged (always exact). A blind progress keeps only what verdicts do not
     decide: pending, judged, reviewed."""
-    key = progress_key(run.pk)
+    key = progress_key(run.pk, stamp)
     by_status = None if fresh else cache.get(key)
     if by_status is None:
         # The pairs the run sends to review: those at or above its threshold (the queue's own).

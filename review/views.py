@@ -91,12 +91,13 @@ def queue(request):
         at = 0
     # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
     prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
+    stamp = selectors.review_stamp()  # one read for both counts below
     return render(request, "review/queue.html", {
         "rows": [(p, f"{prefix}{p.pk}/{suffix}") for p in page.rows], "page": page, "carried": carried,
-        "form": form, "run": run, "runs": selectors.reviewable_runs(), "total": selectors.queue_count(flt),
+        "form": form, "run": run, "runs": selectors.reviewable_runs(), "total": selectors.queue_count(flt, stamp),
         "first_row": at + 1, "last_row": at + len(page.rows), "next_at": at + len(page.rows),
         "prev_at": max(0, at - 50), "threshold": selectors.review_threshold(run.near, run.config),
-        "below": flt.below, "progress": selectors.run_progress(run, request.user, blind=not all_visible),
+        "below": flt.below, "progress": selectors.run_progress(run, request.user, blind=not all_visible, stamp=stamp),
         "carried_pairs": [(k, v) for k, v in parse_qsl(carried)], "bulk_verdicts": BULK_VERDICTS,
     })
 
