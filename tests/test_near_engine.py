@@ -382,6 +382,24 @@ def test_common_runs_are_bounded_on_a_megabyte_document():
     assert runs[0] == (0, 0, 400_000)
 
 
+def test_compiled_common_runs_equal_the_reference():
+    rng = random.Random(7)
+    cases = [(SEED001_TEXTS["A"], SEED001_TEXTS["C"], 5), (SEED001_TEXTS["A"], SEED001_TEXTS["B"], 4)]
+    for _ in range(300):
+        alphabet = rng.choice(["ab ", "abcdefgh ", "سلام دنیا ۱۲۳", "资料整理说明，再登记", "x\U0001F600y z"])
+        base = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 400)))
+        other = list(base)
+        for _ in range(rng.randrange(0, 12)):  # edits, inserts and deletions, as revisions make
+            at = rng.randrange(0, len(other) + 1)
+            if rng.random() < 0.5:
+                other[at:at] = rng.choice(alphabet) * rng.randrange(1, 9)
+            else:
+                del other[at : at + rng.randrange(1, 30)]
+        cases.append((base, "".join(other), rng.choice([1, 2, 3, 5, 8])))
+    for left, right, k in cases:
+        assert explain.common_runs(left, right, k) == explain.common_runs_reference(left, right, k), (left, right, k)
+
+
 def test_shared_shingles_are_the_first_twenty_in_sorted_order():
     a, b = SEED001_TEXTS["A"], SEED001_TEXTS["B"]
     shared = explain.shared_shingles(a, b, DEFAULT, CHAR5)

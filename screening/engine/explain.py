@@ -22,8 +22,17 @@ def shared_shingles(left: str, right: str, policy: Policy, spec: ShingleSpec, li
 @functools.lru_cache(maxsize=4)  # a pair page asks twice: for its highlighted runs and for its excerpts
 def common_runs(left: str, right: str, min_len: int) -> tuple[tuple[int, int, int], ...]:
     """Runs of at least `min_len` characters common to both raw texts, as (left_start, right_start, length),
-    in left order and not overlapping on the left. Greedy: anchored on k-grams of the right text, each
-    anchor extended as far as it goes; at most MAX_ANCHORS positions tried per k-gram."""
+    in left order and not overlapping on the left: common_runs_reference, compiled (it was most of the time
+    a pair page took to draw)."""
+    if min_len < 1 or len(left) < min_len or len(right) < min_len:
+        return ()
+    return tuple(map(tuple, fast.common_runs(left, right, min_len, MAX_ANCHORS, NEARBY).tolist()))
+
+
+def common_runs_reference(left: str, right: str, min_len: int) -> tuple[tuple[int, int, int], ...]:
+    """The readable definition of common_runs (tests compare them). Greedy: anchored on k-grams of the right
+    text, each anchor extended as far as it goes; at most MAX_ANCHORS positions tried per k-gram, the
+    continuation of the previous run (within NEARBY characters) first."""
     if min_len < 1 or len(left) < min_len or len(right) < min_len:
         return ()
     index: dict[str, list[int]] = {}
@@ -60,8 +69,7 @@ def common_runs(left: str, right: str, min_len: int) -> tuple[tuple[int, int, in
 
 def _extend(left: str, i: int, right: str, j: int, length: int) -> int:
     """How far the match at left[i:], right[j:] (already `length` long) goes: compared a block of
-    characters at a time, then character by character, because a Python loop per character was most
-    of a pair page's time."""
+    characters at a time, then character by character."""
     end = min(len(left) - i, len(right) - j)
     while length + BLOCK <= end and left[i + length : i + length + BLOCK] == right[j + length : j + length + BLOCK]:
         length += BLOCK

@@ -196,6 +196,71 @@ def _first(keys, head, v):
     return -1
 
 
+@njit(cache=True, nogil=True)
+def _run_length(a, i, b, j, length):
+    """How far the match at a[i:], b[j:] (already `length` long) goes."""
+    end = min(a.shape[0] - i, b.shape[0] - j)
+    while length < end and a[i + length] == b[j + length]:
+        length += 1
+    return length
+
+
+@njit(cache=True, nogil=True)
+def _same(a, i, b, j, k):
+    for t in range(k):
+        if a[i + t] != b[j + t]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _common_runs(a, b, ha, hb, keys, head, after, k, anchors, nearby):
+    """explain.common_runs_reference over code points: ha, hb are the k-gram hashes of a and b, (keys, head,
+    after) _index(hb). Hashes only pick candidates; every match is checked character by character."""
+    out = np.empty((a.shape[0] // k + 1, 3), dtype=np.int64)
+    m = 0
+    i = 0
+    last_i, last_j = -1, 0
+    while i <= a.shape[0] - k:
+        h = ha[i]
+        best_len, best_j = 0, -1
+        if last_i >= 0:  # the first occurrence near where the previous run would continue is tried first
+            expected = last_j + (i - last_i)
+            j = max(0, expected - nearby)
+            stop = min(expected + nearby + k, b.shape[0]) - k
+            while j <= stop:
+                if hb[j] == h and _same(a, i, b, j, k):
+                    best_len, best_j = _run_length(a, i, b, j, k), j
+                    break
+                j += 1
+        j = _first(keys, head, h)
+        found = 0
+        while j >= 0 and found < anchors:  # then the first `anchors` occurrences anywhere
+            if _same(a, i, b, j, k):
+                found += 1
+                length = _run_length(a, i, b, j, k)
+                if length > best_len:
+                    best_len, best_j = length, j
+            j = after[j]
+        if best_len:
+            out[m, 0], out[m, 1], out[m, 2] = i, best_j, best_len
+            m += 1
+            i += best_len
+            last_i, last_j = i, best_j + best_len
+        else:
+            i += 1
+    return out[:m]
+
+
+def common_runs(left: str, right: str, k: int, anchors: int, nearby: int) -> np.ndarray:
+    """explain.common_runs_reference, compiled: rows (left_start, right_start, length)."""
+    a, b = (np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in (left, right))
+    base, mask = np.uint64(0x1F3D5B79A1C3E5), np.uint64(0)  # any base below 2^61 − 1: hashes only pick candidates
+    ha, hb = (_keyed_window_hashes(x, np.arange(x.shape[0] - k + 1, dtype=np.int64),
+                                   np.arange(k, x.shape[0] + 1, dtype=np.int64), base, mask) for x in (a, b))
+    return _common_runs(a, b, ha, hb, *_index(hb), k, anchors, nearby)
+
+
 def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The template shingles as a table for template_mask (made once per verification job)."""
     return _index(template)
@@ -397,6 +462,7 @@ def warm() -> None:
     verify_hashes("warm up the kernels", get_policy(DEFAULT_POLICY), ShingleSpec("char", 5), VerifyKey(1 << 40, 1))
     signature(hashes, np.arange(2 * 4, dtype=np.uint64).reshape(2, 4) + np.uint64(1))
     jaccard(hashes, hashes)
+    common_runs("warm up the kernels", "warm the kernels up", 4, 8, 64)
     template_counts(hashes, hashes, hashes)
     pair_counts(hashes, template_mask(hashes, *template_index(hashes)[:2]), hashes)
     from screening.engine import revision  # the token diff's kernels (revision imports this module)
