@@ -1,4 +1,5 @@
 from django import forms
+from django.forms.renderers import Jinja2
 
 from dedup_site.http import MAX_ID
 from review.models import FINAL_VERDICTS, Retained, Verdict
@@ -7,7 +8,14 @@ from review.selectors import BLIND_STATUSES, REVIEWED, STATUSES
 KEYS = {"keep-both": "k", "merge-entry": "m", "public-quote": "q", "valid-revision": "v", "arbitration": "a"}
 
 
+# Django's own Jinja2 widget templates: the same HTML as its Django-template ones (but whitespace), a fifth of
+# a queue page's CPU less than one template include per <option>. Not the site-wide FORM_RENDERER: the admin's
+# widgets exist only as Django templates.
+WIDGETS = Jinja2()
+
+
 class QueueFilterForm(forms.Form):
+    default_renderer = WIDGETS
     corpus = forms.CharField(required=False)
     run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Run")
     pass_name = forms.ChoiceField(required=False, choices=[("", "any pass"), ("exact", "exact"), ("near", "near")],
