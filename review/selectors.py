@@ -27,6 +27,7 @@ from review.models import (
     Arbitration,
     CurrentVerdict,
     Judgement,
+    Lease,
     ReviewerSignature,
     ReviewPolicy,
 )
@@ -491,6 +492,13 @@ def took_part(pair: CandidatePair, user) -> bool:
     if pair.flag.startswith(CLUSTER_FLAG) and pair.cluster is not None:
         return mine.filter(pair__run_id=pair.run_id, pair__cluster=pair.cluster).exists()
     return mine.filter(pair=pair).exists()
+
+
+def pairs_for_review(user) -> QuerySet:
+    """Pairs of complete runs as the review page reads one: with its run, corpus and kept panes in the same
+    query, and `lease_until`, the end of this user's lease on it (None without one)."""
+    return CandidatePair.objects.filter(run__status="complete").select_related("run__corpus", "panes").annotate(
+        lease_until=Subquery(Lease.objects.filter(pair=OuterRef("pk"), reviewer=user).values("expires_at")[:1]))
 
 
 def pair_view(pair: CandidatePair, user) -> dict:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, Value
 from django.utils import timezone
 
 from dedup_site import accounts
@@ -263,25 +263,54 @@ def cluster_check(run_id: int, cluster: int) -> list[int]:
     return sorted(flagged)
 
 
+def _judged_and_leased(pair: CandidatePair, now) -> tuple[set[int], set[int]]:
+    """Reviewers with a current verdict on the pair, and those with an unexpired lease: one query."""
+    verdicts = (CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN)
+                .annotate(leased=Value(False)).values_list("reviewer_id", "leased"))
+    leases = Lease.objects.filter(pair=pair, expires_at__gt=now).annotate(leased=Value(True)).values_list(
+        "reviewer_id", "leased")
+    judged, leased = set(), set()
+    for reviewer_id, is_lease in verdicts.union(leases, all=True):
+        (leased if is_lease else judged).add(reviewer_id)
+    return judged, leased
+
+
+def _fresh(seconds: int):
+    """A lease ending after this needs no renewal yet: over half its time is left (pages renew every third of
+    a lease, so a lease a page keeps never lapses)."""
+    return timezone.now() + timedelta(seconds=seconds / 2)
+
+
 def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
     """Hold the pair for this reviewer for `seconds` (renewing a lease they hold) when fewer reviewers hold
     it than it needs judgements; True when they hold it (or have judged it). The pair's row is locked while
     counting, so two reviewers asking at once are counted one after the other."""
     seconds = seconds or settings.DEDUP_LEASE_SECONDS
-    now = timezone.now()
-    # A lease of theirs with over half its time left needs no renewal: one read instead of a transaction
-    # for the pair page opened after "next" (pages renew every third of a lease, so it never lapses).
     if Lease.objects.filter(pair_id=pair_id, reviewer=reviewer, pair__status__in=(PENDING, JUDGED),
-                            expires_at__gt=now + timedelta(seconds=seconds / 2)).exists():
+                            expires_at__gt=_fresh(seconds)).exists():
+        return True  # one read, no transaction
+    return _lease_locked(pair_id, reviewer, seconds)
+
+
+def lease_hold(*, pair: CandidatePair, reviewer) -> bool:
+    """lease_take for a pair read by selectors.pair_for_review, with the end of this reviewer's lease on it
+    (`lease_until`): the pair page opened after "next" holds its pair with no query of its own."""
+    seconds = settings.DEDUP_LEASE_SECONDS
+    if pair.status in (PENDING, JUDGED) and pair.lease_until is not None and pair.lease_until > _fresh(seconds):
         return True
+    return _lease_locked(pair.pk, reviewer, seconds)
+
+
+def _lease_locked(pair_id: int, reviewer, seconds: int) -> bool:
     with transaction.atomic():
         pair = CandidatePair.objects.select_for_update(of=("self",)).select_related("run").get(pk=pair_id)
-        judged = _judged_by(pair)
+        now = timezone.now()
+        judged, leased = _judged_and_leased(pair, now)
         if reviewer.pk in judged:
             return True  # their verdict already holds a place; no lease needed
         if pair.status not in (PENDING, JUDGED):
             return False
-        if len(_holders(pair, now, judged) - {reviewer.pk}) >= pair.run.reviews_required:
+        if len((judged | leased) - {reviewer.pk}) >= pair.run.reviews_required:
             return False
         # One upsert. A lapsed lease counts for nobody (every read asks for an unexpired one), so it is
         # renewed in place here or removed on save or skip rather than swept on every take.
@@ -358,13 +387,14 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
                 continue  # full as far as can be seen now; lease_take counts again under the pair's lock
             if row.pk in passed:
                 skipped.append(row.pk)
-            elif lease_take(pair_id=row.pk, reviewer=reviewer):
+            # Seldom mine already: straight to the locked count, without lease_take's read of a fresh lease.
+            elif _lease_locked(row.pk, reviewer, settings.DEDUP_LEASE_SECONDS):
                 return CandidatePair.objects.get(pk=row.pk)
         cursor = cursor_of(flt.sort, rows[-1])
     # Then what I skipped, in the order I skipped it.
     for pk in Skip.objects.filter(reviewer=reviewer, pair_id__in=skipped).order_by("skipped_at", "id").values_list(
             "pair_id", flat=True):
-        if lease_take(pair_id=pk, reviewer=reviewer):
+        if _lease_locked(pk, reviewer, settings.DEDUP_LEASE_SECONDS):
             return CandidatePair.objects.get(pk=pk)
     return None
 

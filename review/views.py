@@ -117,10 +117,10 @@ def next_pair(request):
 @permission_required(REVIEW)
 def pair_review(request, pk):
     pair = runs.pair_evidence_complete(pair=runs.with_documents(
-        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete")))
+        get_object_or_404(selectors.pairs_for_review(request.user), pk=pk)))
     _, carried, _ = _filters(request, pair)
     # Opening a pair holds it, as "next" does, when it still wants a reviewer; else it can be read, not judged.
-    holding = services.lease_take(pair_id=pair.pk, reviewer=request.user)
+    holding = services.lease_hold(pair=pair, reviewer=request.user)
     context = {**runs.pair_context(pair), **selectors.pair_view(pair, request.user)}
     context.update({
         "carried": carried, "keys": KEYS, "holding": holding,

@@ -123,6 +123,23 @@ def test_the_page_renews_the_lease_and_lets_go_when_left(import_records, editor,
 
 
 @pytest.mark.django_db
+def test_the_pair_page_after_next_keeps_a_fresh_lease_and_renews_an_old_one(import_records, editor, editor_client,
+                                                                           django_user_model):
+    run = copies_run(import_records, 1)
+    held = services.next_pair(selectors.QueueFilter(run=run.pk), editor)
+    given = Lease.objects.get(pair=held, reviewer=editor).expires_at
+    page = editor_client.get(reverse("review:pair", args=[held.pk])).content.decode()
+    assert 'id="lease-form"' in page and 'id="not-held"' not in page
+    assert Lease.objects.get(pair=held, reviewer=editor).expires_at == given  # over half its time left
+    Lease.objects.filter(pair=held, reviewer=editor).update(expires_at=timezone.now() + timedelta(seconds=5))
+    editor_client.get(reverse("review:pair", args=[held.pk]))
+    assert Lease.objects.get(pair=held, reviewer=editor).expires_at > timezone.now() + timedelta(seconds=60)
+    CandidatePair.objects.filter(pk=held.pk).update(status="settled")
+    page = editor_client.get(reverse("review:pair", args=[held.pk])).content.decode()
+    assert 'id="lease-form"' not in page and 'id="not-held"' in page
+
+
+@pytest.mark.django_db
 def test_skip_sends_the_pair_to_the_back_of_my_queue(import_records, editor, editor_client):
     run = copies_run(import_records, 3)
     first = services.next_pair(selectors.QueueFilter(run=run.pk), editor)

@@ -73,7 +73,12 @@ def _draw(pair: CandidatePair) -> tuple[dict, dict]:
 
 def pair_panes(pair: CandidatePair) -> tuple[dict, dict]:
     """The pair's rendered panes (safe HTML: the templates escaped every text) and their counts."""
-    kept = PairPanes.objects.filter(pair_id=pair.pk, version=VERSION).values_list("html", "counts").first()
+    read = CandidatePair._meta.get_field("panes")
+    if read.is_cached(pair):  # read with the pair (select_related("panes")): None when never drawn
+        row = read.get_cached_value(pair)
+        kept = (row.html, row.counts) if row is not None and row.version == VERSION else None
+    else:
+        kept = PairPanes.objects.filter(pair_id=pair.pk, version=VERSION).values_list("html", "counts").first()
     if kept is None:
         html, counts = _draw(pair)
         # One upsert (an older version's drawing is replaced); two requests drawing at once write the same.
