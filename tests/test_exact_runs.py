@@ -151,6 +151,25 @@ def test_run_covers_only_uploads_in_its_manifest(import_records):
     assert run.stats["documents"] == 2 and run.stats["exact_grouped_documents"] == 2
 
 
+@pytest.mark.django_db
+def test_the_exact_pass_groups_digests_from_the_index_alone(import_records):
+    from django.db import connection
+
+    from screening.runs.exact import shared_digests
+    from screening.runs.lifecycle import documents_of
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's plan; PostgreSQL picks an index-only scan by its statistics")
+    import_records("seed", SEED000, "first.jsonl")
+    run = runs.run_create(corpus=Corpus.objects.get(name="seed"))
+    sql, params = shared_digests(documents_of(run)).query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    assert "COVERING INDEX document_digest_idx" in plan, plan
+    assert list(shared_digests(documents_of(run))) == [SEED000_A_SHA256]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_screen_sync_and_export_pairs(import_records, queue, tmp_path, capsys):
     import_records("seed", SEED000)

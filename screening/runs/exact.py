@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from dedup_site.progress import StageProgress as Progress
 from screening.engine import contract
@@ -44,12 +44,18 @@ class ExactResult:
         return cls(groups, data["singletons"], data["doc_pks"])
 
 
+def shared_digests(documents: QuerySet) -> QuerySet:
+    """The digests two or more of these documents share, in order (from the index document_digest_idx
+    alone: no document row is read)."""
+    return (documents.values("content_sha256").annotate(n=Count("pk")).filter(n__gt=1).order_by("content_sha256")
+            .values_list("content_sha256", flat=True))
+
+
 def exact_pass(run: ScreeningRun, on_progress: Progress) -> ExactResult:
     """Group the run's documents by doc-content-v1. The database groups the digests taken at import; only
     documents that share a digest are read, and the contract compares their full bytes."""
     documents = documents_of(run)
-    shared = list(documents.values("content_sha256").annotate(n=Count("pk")).filter(n__gt=1)
-                  .order_by("content_sha256").values_list("content_sha256", flat=True))
+    shared = list(shared_digests(documents))
     singletons = documents.values("content_sha256").distinct().count() - len(shared)
     on_progress(0.2, "exact")
     groups: list[contract.Group] = []
