@@ -276,3 +276,21 @@ def test_a_worker_with_another_secret_key_refuses_to_verify_the_run(import_recor
             runs.run_execute(run=run)
     finally:
         near.verify_key.cache_clear()
+
+
+@pytest.mark.django_db
+def test_published_rows_take_numpy_numbers_and_the_model_defaults(import_records):
+    from screening.runs.publish import insert_rows
+
+    import_records("seed", SEED001)
+    run = runs.run_create(corpus=Corpus.objects.get(name="seed"))
+    a, b = Document.objects.filter(corpus=run.corpus).order_by("pk").values_list("pk", flat=True)[:2]
+    assert insert_rows(CandidatePair, [{"run_id": run.pk, "left_id": np.int64(a), "right_id": np.int64(b),
+                                        "pass_name": CandidatePair.Pass.NEAR, "jaccard": np.float32(0.75),
+                                        "evidence": {"partial": True}}]) == 1
+    assert insert_rows(Cluster, [{"run_id": run.pk, "number": np.int64(1), "size": 2, "members": [[a, "x"]]}]) == 1
+    pair = CandidatePair.objects.get(run=run)
+    assert (pair.left_id, pair.right_id, pair.pass_name, pair.jaccard) == (a, b, "near", 0.75)
+    assert (pair.status, pair.revision_signals, pair.evidence, pair.has_signals) == ("pending", [], {"partial": True},
+                                                                                       False)
+    assert Cluster.objects.get(run=run).members == [[a, "x"]]

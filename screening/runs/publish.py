@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from screening.engine import cluster, contract, evidence, revision, suggest
@@ -89,14 +90,11 @@ def _publish_exact(run: ScreeningRun, groups: list[contract.Group], doc_pks: dic
     )
     edges = [(doc_pks[m.doc_id], doc_pks[g.representative]) for g in groups for m in g.members[1:]]
     facts = near.document_facts({pk for edge in edges for pk in edge})
-    pairs = CandidatePair.objects.bulk_create(
-        (CandidatePair(run=run, left_id=left, right_id=right, pass_name=CandidatePair.Pass.EXACT, jaccard=1.0,
-                       cluster=_cluster_of(number_of, left, right),
-                       **_suggested(evidence.for_exact(facts[left], facts[right]), suggester))
-         for left, right in edges),
-        batch_size=WRITE_BATCH,
-    )
-    return len(pairs)
+    return insert_rows(CandidatePair, (
+        {"run_id": run.pk, "left_id": left, "right_id": right, "pass_name": CandidatePair.Pass.EXACT, "jaccard": 1.0,
+         "cluster": _cluster_of(number_of, left, right),
+         **_suggested(evidence.for_exact(facts[left], facts[right]), suggester)}
+        for left, right in edges))
 
 
 def _suggested(found: evidence.Evidence, suggester: Suggester) -> dict:
@@ -108,14 +106,44 @@ def _suggested(found: evidence.Evidence, suggester: Suggester) -> dict:
 
 def _publish_near(run: ScreeningRun, pairs: list[near.NearPair], number_of: dict[int, int],
                   suggester: Suggester) -> None:
-    CandidatePair.objects.bulk_create(
-        (CandidatePair(run=run, left_id=p.left, right_id=p.right, pass_name=CandidatePair.Pass.NEAR,
-                       jaccard=p.jaccard, minhash_estimate=p.estimate, template_share=p.template_share,
-                       jaccard_without_template=p.jaccard_without_template, revision_signals=p.signals,
-                       has_signals=bool(p.signals), cluster=_cluster_of(number_of, p.left, p.right),
-                       **_suggested(evidence.Evidence.from_dict(p.evidence), suggester)) for p in pairs),
-        batch_size=WRITE_BATCH,
-    )
+    insert_rows(CandidatePair, (
+        {"run_id": run.pk, "left_id": p.left, "right_id": p.right, "pass_name": CandidatePair.Pass.NEAR,
+         "jaccard": p.jaccard, "minhash_estimate": p.estimate, "template_share": p.template_share,
+         "jaccard_without_template": p.jaccard_without_template, "revision_signals": p.signals,
+         "has_signals": bool(p.signals), "cluster": _cluster_of(number_of, p.left, p.right),
+         **_suggested(evidence.Evidence.from_dict(p.evidence), suggester)} for p in pairs))
+
+
+def _converter(f: models.Field) -> Callable:
+    """What a value of this column becomes as a parameter: JSON through the field, numbers as Python's own
+    (numpy's integers are not ints to the drivers), the rest as it is."""
+    if isinstance(f, models.JSONField):
+        return lambda v, f=f: f.get_db_prep_save(v, connection)
+    if isinstance(f, (models.IntegerField, models.ForeignKey)):
+        return lambda v: None if v is None else int(v)
+    if isinstance(f, models.FloatField):
+        return lambda v: None if v is None else float(v)
+    if isinstance(f, (models.CharField, models.TextField)):
+        return lambda v: None if v is None else str(v)  # a choices enum as its plain value
+    return lambda v: v
+
+
+def insert_rows(model: type[models.Model], rows: Iterable[dict], batch: int = WRITE_BATCH) -> int:
+    """INSERT rows given as {attname: value}, every other column its model default (auto_now fields are not
+    filled), with executemany; returns how many. bulk_create spent five sixths of publishing in Python,
+    building each row's SQL and parameters; this suits write-once rows whose primary keys nobody needs back."""
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    sql = (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "  # noqa: S608
+           f"VALUES ({', '.join(['%s'] * len(fields))})")
+    columns = [(f.attname, f.get_default, _converter(f)) for f in fields]
+    done = 0
+    with connection.cursor() as cursor:
+        for chunk in itertools.batched(rows, batch):
+            cursor.executemany(sql, [[convert(row[name]) if name in row else convert(default())
+                                      for name, default, convert in columns] for row in chunk])
+            done += len(chunk)
+    return done
 
 
 def _publish_clusters(run: ScreeningRun, edges: list[tuple[int, int]], names: dict[int, str]) -> dict[int, int]:
@@ -125,9 +153,10 @@ def _publish_clusters(run: ScreeningRun, edges: list[tuple[int, int]], names: di
     rows = []
     for number, members in enumerate(cluster.components(edges), start=1):
         members = sorted(members, key=names.__getitem__)
-        rows.append(Cluster(run=run, number=number, size=len(members), members=[[pk, names[pk]] for pk in members]))
+        rows.append({"run_id": run.pk, "number": number, "size": len(members),
+                     "members": [[pk, names[pk]] for pk in members]})
         number_of.update(dict.fromkeys(members, number))
-    Cluster.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    insert_rows(Cluster, rows)
     return number_of
 
 
