@@ -294,3 +294,18 @@ def test_published_rows_take_numpy_numbers_and_the_model_defaults(import_records
     assert (pair.status, pair.revision_signals, pair.evidence, pair.has_signals) == ("pending", [], {"partial": True},
                                                                                        False)
     assert Cluster.objects.get(run=run).members == [[a, "x"]]
+
+
+@pytest.mark.django_db
+def test_stored_signatures_are_counted_for_the_documents_asked_only(import_records):
+    from screening.runs import near
+    from screening.runs.lifecycle import near_config_of
+
+    import_records("seed", SEED001)
+    run = completed_run("seed", near=True)
+    config = near_config_of(run)
+    pks = sorted(DocumentSignature.objects.filter(key=config.signature_key).values_list("document_id", flat=True))
+    assert len(pks) == 5
+    asked = [pks[0], pks[2], pks[4]]  # the range holds the other two: they are not counted
+    assert sorted(near._stored_counts(asked, config)) == asked
+    assert all(count > 0 for count in near._stored_counts(asked, config).values())

@@ -297,19 +297,32 @@ class Candidates:
     stats: dict
 
 
+def _stored_counts(pks: list[int], config: minhash.NearConfig) -> dict[int, int]:
+    """The shingle count of each of these documents' stored signatures under this configuration: one range
+    scan of the signatures' (document, key) index, rows outside `pks` dropped here (after fanned-out signing
+    every representative has one, and 2,000-id IN lists cost 1.4 s for 250,000 documents)."""
+    wanted = set(pks)
+    rows = DocumentSignature.objects.filter(key=config.signature_key, document_id__gte=min(pks),
+                                            document_id__lte=max(pks)).values_list("document_id", "shingle_count")
+    return {pk: count for pk, count in rows if pk in wanted}
+
+
 def prepare_banding(representatives: list[int], config: minhash.NearConfig, report: Progress) -> BandPlan:
     """Sign the representatives without a stored signature under this configuration (a run that fanned its
     signing out finds them all signed), estimate the template from a sample, and choose the partitions."""
     report(0.0, "sign")
-    computed = empty = 0
-    for done, chunk in enumerate(_batches(representatives), start=1):
-        stored = dict(DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
-                      .values_list("document_id", "shingle_count"))
-        rows = [row for row, _ in compute_signatures([pk for pk in chunk if pk not in stored], config)]
-        _insert_signatures(rows, config)
-        computed += len(rows)
-        empty += sum(1 for count in stored.values() if not count) + sum(1 for row in rows if not row.shingle_count)
-        report(done * BATCH / max(len(representatives), 1), "sign")
+    computed = empty = seen = 0
+    for chunk in _batches(representatives, BAND_READ):
+        stored = _stored_counts(chunk, config)
+        empty += sum(1 for count in stored.values() if not count)
+        seen += len(stored)
+        for part in _batches([pk for pk in chunk if pk not in stored]):
+            rows = [row for row, _ in compute_signatures(part, config)]
+            _insert_signatures(rows, config)
+            computed += len(rows)
+            empty += sum(1 for row in rows if not row.shingle_count)
+            report((seen + computed) / len(representatives), "sign")
+        report((seen + computed) / max(len(representatives), 1), "sign")
     signed = len(representatives) - empty  # no shingle, no signature: never paired, not even with another empty one
     sample = [h for h in _hashes_for(sorted(template_sample(representatives)), config).values() if h.size]
     template = explain.template_hashes(sample, signed, config.template_share, config.template_min_docs)
