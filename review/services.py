@@ -85,13 +85,16 @@ def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
             f"it, so it is not recorded — ask an arbiter if the decision should be reviewed", pair.pk)
 
 
-def _holders(pair: CandidatePair, now=None, judged: set[int] | None = None) -> set[int]:
-    """Reviewers who hold the pair: a current verdict on it (`judged`, when the caller has read it), or an
-    unexpired lease."""
-    now = now or timezone.now()
-    judged = _judged_by(pair) if judged is None else judged
-    leased = Lease.objects.filter(pair=pair, expires_at__gt=now).values_list("reviewer_id", flat=True)
-    return set(judged) | set(leased)
+def _judged_and_leased(pair: CandidatePair, now) -> tuple[set[int], set[int]]:
+    """Reviewers with a current verdict on the pair, and those with an unexpired lease: one query."""
+    verdicts = (CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN)
+                .annotate(leased=Value(False)).values_list("reviewer_id", "leased"))
+    leases = Lease.objects.filter(pair=pair, expires_at__gt=now).annotate(leased=Value(True)).values_list(
+        "reviewer_id", "leased")
+    judged, leased = set(), set()
+    for reviewer_id, is_lease in verdicts.union(leases, all=True):
+        (leased if is_lease else judged).add(reviewer_id)
+    return judged, leased
 
 
 def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str, retained: str = "both",
@@ -107,12 +110,12 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
                  action=None) -> Judgement:
     """judgement_record's rules and writes for a pair already locked in the caller's transaction (cluster and
     bulk decisions record many this way, all or none)."""
-    judged = _judged_by(pair)
+    judged, leased = _judged_and_leased(pair, timezone.now())
     if reviewer.pk not in judged:
         # Blind review: whoever has no verdict on the pair (never gave one, or withdrew it) learns nothing of
         # how it stands, only that it wants no more reviewers (the same words whether it is held, settled,
         # disputed or arbitrated).
-        if pair.status not in (PENDING, JUDGED) or len(_holders(pair, judged=judged) - {reviewer.pk}) >= \
+        if pair.status not in (PENDING, JUDGED) or len((judged | leased) - {reviewer.pk}) >= \
                 pair.run.reviews_required:
             raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
     else:
@@ -127,11 +130,6 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
 
 
 _FULL = "pair {pair} has the {k} reviewer(s) it needs; press Review next for another pair"
-
-
-def _judged_by(pair: CandidatePair) -> set[int]:
-    return set(CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN).values_list(
-        "reviewer_id", flat=True))
 
 
 def judgement_undo(*, reviewer) -> Judgement | None:
@@ -261,18 +259,6 @@ def cluster_check(run_id: int, cluster: int) -> list[int]:
             status, final, own_flag = own[p.pk]
             CandidatePair.objects.filter(pk=p.pk).update(status=status, final_verdict=final, flag=own_flag)
     return sorted(flagged)
-
-
-def _judged_and_leased(pair: CandidatePair, now) -> tuple[set[int], set[int]]:
-    """Reviewers with a current verdict on the pair, and those with an unexpired lease: one query."""
-    verdicts = (CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN)
-                .annotate(leased=Value(False)).values_list("reviewer_id", "leased"))
-    leases = Lease.objects.filter(pair=pair, expires_at__gt=now).annotate(leased=Value(True)).values_list(
-        "reviewer_id", "leased")
-    judged, leased = set(), set()
-    for reviewer_id, is_lease in verdicts.union(leases, all=True):
-        (leased if is_lease else judged).add(reviewer_id)
-    return judged, leased
 
 
 def _fresh(seconds: int):

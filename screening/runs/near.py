@@ -322,7 +322,7 @@ def prepare_banding(representatives: list[int], config: minhash.NearConfig, repo
             computed += len(rows)
             empty += sum(1 for row in rows if not row.shingle_count)
             report((seen + computed) / len(representatives), "sign")
-        report((seen + computed) / max(len(representatives), 1), "sign")
+        report((seen + computed) / len(representatives), "sign")
     signed = len(representatives) - empty  # no shingle, no signature: never paired, not even with another empty one
     sample = [h for h in _hashes_for(sorted(template_sample(representatives)), config).values() if h.size]
     template = explain.template_hashes(sample, signed, config.template_share, config.template_min_docs)
