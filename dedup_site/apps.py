@@ -15,7 +15,10 @@ class DedupSiteConfig(AppConfig):
     name = "dedup_site"
 
     def ready(self):
+        from dedup_site import lookups
         from dedup_site.roles import ensure_roles
+
+        lookups.register()
 
         post_migrate.connect(ensure_roles, sender=self, dispatch_uid="dedup_site.ensure_roles")
         # A table SQLite rebuilt to alter it lost its triggers: every migrate puts the guards back.

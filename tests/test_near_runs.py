@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from screening import runs
-from screening.engine import minhash
+from screening.engine import evidence, minhash
 from screening.engine.minhash import NearConfig
 from screening.models import CandidatePair, Cluster, Corpus, Document, DocumentSignature, ScreeningRun
 from tests.factories import completed_run
@@ -309,3 +309,41 @@ def test_stored_signatures_are_counted_for_the_documents_asked_only(import_recor
     asked = [pks[0], pks[2], pks[4]]  # the range holds the other two: they are not counted
     assert sorted(near._stored_counts(asked, config)) == asked
     assert all(count > 0 for count in near._stored_counts(asked, config).values())
+
+
+@pytest.mark.django_db
+def test_ids_lookup_reads_the_same_rows_as_in_and_refuses_what_is_not_an_integer(import_records):
+    import_records("seed", SEED001)
+    pks = sorted(Document.objects.values_list("pk", flat=True))
+    asked = [pks[0], pks[3], pks[4]]
+    for ids in (asked, set(asked), np.array(asked, dtype=np.int64)):
+        assert sorted(Document.objects.filter(pk__in_ids=ids).values_list("doc_id", flat=True)) == sorted(
+            Document.objects.filter(pk__in=asked).values_list("doc_id", flat=True))
+    assert list(Document.objects.filter(pk__in_ids=[])) == []
+    with pytest.raises(ValueError):
+        Document.objects.filter(pk__in_ids=[f"{pks[0]}) OR (1=1"])
+
+
+@pytest.mark.django_db
+def test_verification_reads_each_document_once_with_its_facts_and_signature(import_records):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from screening.runs import near
+    from screening.runs.lifecycle import near_config_of
+
+    import_records("seed", SEED001 + [{"doc_id": "empty", "source_id": "s", "language": "zh", "body": "。。"}])
+    run = completed_run("seed", near=True)
+    config = near_config_of(run)
+    documents = {d.pk: d for d in Document.objects.all()}
+    with CaptureQueriesContext(connection) as queries:
+        docs = near.involved_documents(sorted(documents), config)
+    assert len(queries) == 1
+    empty = next(pk for pk, d in documents.items() if d.doc_id == "empty")
+    assert set(docs.bodies) == set(documents) - {empty}  # no shingle, no signature: never a candidate
+    for pk, signature in docs.signatures.items():
+        d = documents[pk]
+        assert (docs.doc_ids[pk], docs.bodies[pk]) == (d.doc_id, d.body)
+        assert docs.facts[pk] == evidence.DocFacts(d.language, d.source_id, d.version, d.collected_at)
+        stored = DocumentSignature.objects.get(document_id=pk, key=config.signature_key)
+        assert np.array_equal(signature, minhash.from_bytes(bytes(stored.values), config))

@@ -69,14 +69,12 @@ def verification_hashes(body: str, config: minhash.NearConfig) -> np.ndarray:
     return fast.verify_hashes(body, config.normalizer, config.spec, verify_key())
 
 
-def _hashes_for(pks: list[int], config: minhash.NearConfig, bodies: dict | None = None) -> dict[int, np.ndarray]:
-    """Verification hashes of the given documents (and their bodies into `bodies`, when given)."""
+def _hashes_for(pks: list[int], config: minhash.NearConfig) -> dict[int, np.ndarray]:
+    """Verification hashes of the given documents."""
     out = {}
     for chunk in _batches(pks):
-        for pk, body in Document.objects.filter(pk__in=chunk).values_list("pk", "body"):
+        for pk, body in Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "body"):
             out[pk] = verification_hashes(body, config)
-            if bodies is not None:
-                bodies[pk] = body
     return out
 
 
@@ -85,9 +83,38 @@ def document_facts(pks) -> dict[int, evidence.DocFacts]:
     out = {}
     pks = sorted(pks)
     for chunk in _batches(pks):
-        for pk, *values in Document.objects.filter(pk__in=chunk).values_list(
+        for pk, *values in Document.objects.filter(pk__in_ids=chunk).order_by().values_list(
                 "pk", "language", "source_id", "version", "collected_at"):
             out[pk] = evidence.DocFacts(*values)
+    return out
+
+
+@dataclass
+class Involved:
+    """What verifying pairs reads of their documents, by pk."""
+
+    doc_ids: dict[int, str] = field(default_factory=dict)
+    bodies: dict[int, str] = field(default_factory=dict)
+    facts: dict[int, evidence.DocFacts] = field(default_factory=dict)
+    signatures: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+def involved_documents(pks: list[int], config: minhash.NearConfig) -> Involved:
+    """The doc_id, body, facts and stored signature of each of these documents (`pks` sorted), one query a
+    batch: four queries a batch, each preparing its IN list, were a third of verifying a pair that is dropped
+    below the floor. A document without a signature with shingles under this key is left out: it is never
+    a candidate."""
+    out = Involved()
+    for chunk in _batches(pks):
+        rows = list(DocumentSignature.objects.filter(
+            document_id__in_ids=chunk, key=config.signature_key, shingle_count__gt=0).values_list(
+            "document_id", "document__doc_id", "document__body", "document__language", "document__source_id",
+            "document__version", "document__collected_at", "values"))
+        signatures = minhash.from_bytes_many([bytes(row[7]) for row in rows], config)
+        for (pk, doc_id, body, *facts, _), signature in zip(rows, signatures, strict=True):
+            out.doc_ids[pk], out.bodies[pk] = doc_id, body
+            out.facts[pk] = evidence.DocFacts(*facts)
+            out.signatures[pk] = signature
     return out
 
 
@@ -105,7 +132,7 @@ def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[t
     policy, spec = config.normalizer, config.spec
     perms = minhash.permutations(config.num_perm, config.seed, config.scheme)
     for chunk in _batches(pks):
-        rows = list(Document.objects.filter(pk__in=chunk).values_list("pk", "body"))
+        rows = list(Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "body"))
         sigs, counts = fast.sign_texts([body for _, body in rows], policy, spec, perms)  # the batch in one call
         for (pk, body), data, count in zip(rows, minhash.to_bytes_many(sigs, config), counts.tolist(), strict=True):
             yield SignatureRow(pk, count, data if count else b""), body
@@ -137,7 +164,7 @@ def store_signatures(pks: list[int], config: minhash.NearConfig) -> int:
     work; idempotent). Returns how many were computed."""
     computed = 0
     for chunk in _batches(pks):
-        have = set(DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
+        have = set(DocumentSignature.objects.filter(document_id__in_ids=chunk, key=config.signature_key)
                    .values_list("document_id", flat=True))
         rows = [row for row, _ in compute_signatures([pk for pk in chunk if pk not in have], config)]
         _insert_signatures(rows, config)
@@ -169,7 +196,8 @@ def sign(pks: list[int], config: minhash.NearConfig, report: Progress, sampled: 
     for done, chunk in enumerate(_batches(pks), start=1):
         stored = {
             pk: (count, bytes(values))
-            for pk, count, values in DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key)
+            for pk, count, values in DocumentSignature.objects.filter(document_id__in_ids=chunk,
+                                                                      key=config.signature_key)
             .values_list("document_id", "shingle_count", "values")
         }
         new_rows = []
@@ -222,15 +250,13 @@ class _Texts:
         return self._fold(left) == self._fold(right)
 
 
-def _verify(candidates: list[tuple[int, int]], signatures: dict[int, np.ndarray], template: np.ndarray,
-            doc_ids: dict[int, str], config: minhash.NearConfig, report: Progress) -> tuple[list[NearPair], int]:
+def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndarray, config: minhash.NearConfig,
+            report: Progress) -> tuple[list[NearPair], int]:
     """Exact Jaccard of every candidate pair (document pks); those at or above the storage floor are kept with
     their estimate, template scores and revision signals. Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
-    involved = sorted({pk for pair in candidates for pk in pair})
-    bodies: dict[int, str] = {}
-    hashes = _hashes_for(involved, config, bodies)
-    facts = document_facts(involved)
+    bodies, facts, doc_ids, signatures = docs.bodies, docs.facts, docs.doc_ids, docs.signatures
+    hashes = {pk: verification_hashes(body, config) for pk, body in bodies.items()}
     texts = _Texts(bodies, config)
     # Each document's template shingles marked once; then one merge a pair gives every count it needs.
     keys, head, _ = fast.template_index(template)
@@ -370,7 +396,7 @@ def doc_ids_of(pks) -> dict[int, str]:
     """The doc_id of each of these documents."""
     out: dict[int, str] = {}
     for chunk in _batches(sorted(pks)):
-        out.update(Document.objects.filter(pk__in=chunk).values_list("pk", "doc_id"))
+        out.update(Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "doc_id"))
     return out
 
 
@@ -384,13 +410,12 @@ def verify(found: Candidates, config: minhash.NearConfig, report: Progress
 
 def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: minhash.NearConfig,
                  report: Progress, doc_ids: dict[int, str] | None = None) -> tuple[list[NearPair], int]:
-    """Verify some candidate pairs on their own: signatures and doc_ids come from the database (the doc_ids are
-    also put in `doc_ids`, when given)."""
-    involved = sorted({pk for pair in pairs for pk in pair})
-    names = doc_ids_of(involved)
+    """Verify some candidate pairs on their own: what they need of their documents comes from the database
+    (the doc_ids are also put in `doc_ids`, when given)."""
+    docs = involved_documents(sorted({pk for pair in pairs for pk in pair}), config)
     if doc_ids is not None:
-        doc_ids.update(names)
-    return _verify(pairs, _stored_signatures(involved, config), template, names, config, report)
+        doc_ids.update(docs.doc_ids)
+    return _verify(pairs, docs, template, config, report)
 
 
 def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats: dict, config: minhash.NearConfig,
@@ -408,15 +433,6 @@ class IndexUpdate:
     uploads: list[int]
     candidates: set[tuple[int, int]]  # newly found (left pk < right pk)
     size: int
-
-
-def _stored_signatures(pks: list[int], config: minhash.NearConfig) -> dict[int, np.ndarray]:
-    out = {}
-    for chunk in _batches(pks):
-        for pk, values in DocumentSignature.objects.filter(document_id__in=chunk, key=config.signature_key,
-                                                           shingle_count__gt=0).values_list("document_id", "values"):
-            out[pk] = minhash.from_bytes(bytes(values), config)
-    return out
 
 
 def open_index(corpus: Corpus, config: minhash.NearConfig) -> tuple[LshIndex, PersistentIndex]:
@@ -462,13 +478,12 @@ def incremental_pass(corpus: Corpus, upload_ids: list[int], representatives: lis
     report(1.0, "band")
     carried = set(IndexCandidate.objects.filter(index=row).values_list("left_id", "right_id").iterator(5000))
     candidates = sorted(pair for pair in carried | found if pair[0] in current and pair[1] in current)
-    signatures = {pk: matrix[i] for i, pk in enumerate(signed)}
-    involved = {pk for pair in candidates for pk in pair}
-    signatures.update(_stored_signatures(sorted(involved.difference(signatures)), config))
     n_signed = len(representatives) - empty_new - len(empty_old)
     template = explain.template_hashes(list(sample.values()), n_signed, config.template_share,
                                        config.template_min_docs)
-    pairs, below_floor = _verify(candidates, signatures, template, doc_ids, config, report)
+    # Every involved document's signature is stored by now (`sign` stores what it computes).
+    docs = involved_documents(sorted({pk for pair in candidates for pk in pair}), config)
+    pairs, below_floor = _verify(candidates, docs, template, config, report)
     result = _result(
         pairs, below_floor, len(candidates), config, representatives=len(representatives), signed=n_signed,
         newly_signed=computed, reused_signatures=len(representatives) - computed,
