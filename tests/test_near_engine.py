@@ -152,6 +152,37 @@ def test_fast_verification_hashes_equal_the_keyed_reference_of_every_shingle(spe
         assert fast.verify_hashes(text, DEFAULT, spec, KEY).tolist() == expected
 
 
+@pytest.mark.parametrize("policy", [DEFAULT, PERSIAN])
+@pytest.mark.parametrize("spec", [CHAR3, CHAR5, ShingleSpec("char", 7), WORD2])
+def test_a_batch_of_verification_hashes_equals_the_keyed_reference_text_by_text(policy, spec):
+    rng = random.Random(5)
+    # Random text in four scripts, texts the table leaves to the policy (a mark that composes, Hangul, an emoji),
+    # shorter than a shingle, empty, and one folding to 18 times its length (more than the batch's buffer).
+    texts = [random_text(rng) for _ in range(40)] + [
+        "e\u0301te\u0301 café", "한국어 텍스트", "emoji \U0001F600 here", "abc", "", "\uFDFA" * 300, *SEED001_TEXTS.values()]
+    rng.shuffle(texts)
+    batch = fast.verify_hashes_many(texts, policy, spec, KEY)
+    for text, hashes in zip(texts, batch, strict=True):
+        expected = sorted({shingle.verify_hash64(s, KEY) for s in shingle.shingles(text, policy, spec)})
+        assert hashes.tolist() == expected, text
+
+
+def test_pair_counts_and_template_counts_equal_the_merges_by_binary_search():
+    rng = np.random.default_rng(6)
+    pool = np.unique(rng.integers(0, 2**64 - 1, size=5200, dtype=np.uint64))[:5000]
+    template = np.unique(rng.choice(pool, size=800, replace=False))
+    keys, head, _ = fast.template_index(template)
+    for shared_share in (0.0, 0.05, 0.5, 0.95, 1.0):
+        x = np.unique(rng.choice(pool, size=1500, replace=False))
+        keep = x[rng.random(x.size) < shared_share]
+        y = np.unique(np.concatenate([keep, rng.choice(np.setdiff1d(pool, x), size=1500 - keep.size, replace=False)]))
+        shared, shared_t, x_t, y_t = fast.template_counts(x, y, template)
+        assert shared == len(set(x.tolist()) & set(y.tolist())) == fast.intersection_size(x, y)
+        assert fast.pair_counts(x, y, keys, head) == (shared, shared_t)
+        assert (fast.template_count(x, keys, head), fast.template_count(y, keys, head)) == (x_t, y_t)
+    assert fast.intersection_size(x[:0], y) == 0 and fast.pair_counts(x, y[:0], keys, head) == (0, 0)
+
+
 def thue_morse_words(n: int = 10) -> tuple[str, str]:
     """Two different words of 2^n letters that collide under any polynomial hash mod 2^64 once n is large
     enough (the Thue–Morse sequence and its complement): 1,024 letters suffice for the signing hash."""

@@ -69,12 +69,18 @@ def verification_hashes(body: str, config: minhash.NearConfig) -> np.ndarray:
     return fast.verify_hashes(body, config.normalizer, config.spec, verify_key())
 
 
+def hashes_of(bodies: dict[int, str], config: minhash.NearConfig) -> dict[int, np.ndarray]:
+    """verification_hashes of each body, by pk, a batch in one compiled pass."""
+    return dict(zip(bodies, fast.verify_hashes_many(list(bodies.values()), config.normalizer, config.spec,
+                                                    verify_key()), strict=True))
+
+
 def _hashes_for(pks: list[int], config: minhash.NearConfig) -> dict[int, np.ndarray]:
     """Verification hashes of the given documents."""
     out = {}
     for chunk in _batches(pks):
-        for pk, body in Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "body"):
-            out[pk] = verification_hashes(body, config)
+        out.update(hashes_of(dict(Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "body")),
+                             config))
     return out
 
 
@@ -256,22 +262,25 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     their estimate, template scores and revision signals. Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
     bodies, facts, doc_ids, signatures = docs.bodies, docs.facts, docs.doc_ids, docs.signatures
-    hashes = {pk: verification_hashes(body, config) for pk, body in bodies.items()}
+    hashes = hashes_of(bodies, config)
     texts = _Texts(bodies, config)
-    # Each document's template shingles marked once; then one merge a pair gives every count it needs.
+    # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
+    # needed only once it is in a pair above the floor.
     keys, head, _ = fast.template_index(template)
-    masks = {pk: fast.template_mask(h, keys, head) for pk, h in hashes.items()}
-    in_template = {pk: int(m.sum()) for pk, m in masks.items()}
+    in_template: dict[int, int] = {}  # of the documents of kept pairs only
     below_floor = 0
     for n, (left, right) in enumerate(candidates):
         x, y = hashes[left], hashes[right]
-        shared, shared_t = fast.pair_counts(x, masks[left], y)
+        shared, shared_t = fast.pair_counts(x, y, keys, head)
         union = x.shape[0] + y.shape[0] - shared
         score = shared / union if union else 0.0
         if score < config.storage_floor:
             below_floor += 1
             continue
         # As explain.template_scores: the template share of what they share, and Jaccard without templates.
+        for pk in (left, right):
+            if pk not in in_template:
+                in_template[pk] = fast.template_count(hashes[pk], keys, head)
         rest = union - in_template[left] - in_template[right] + shared_t
         share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
         if doc_ids[left] > doc_ids[right]:
