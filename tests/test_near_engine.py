@@ -159,7 +159,8 @@ def test_a_batch_of_verification_hashes_equals_the_keyed_reference_text_by_text(
     # Random text in four scripts, texts the table leaves to the policy (a mark that composes, Hangul, an emoji),
     # shorter than a shingle, empty, and one folding to 18 times its length (more than the batch's buffer).
     texts = [random_text(rng) for _ in range(40)] + [
-        "e\u0301te\u0301 café", "한국어 텍스트", "emoji \U0001F600 here", "abc", "", "\uFDFA" * 300, *SEED001_TEXTS.values()]
+        "e\u0301te\u0301 café", "한국어 텍스트", "emoji \U0001F600 here", "abc", "", "\uFDFA" * 300,
+        *SEED001_TEXTS.values()]
     rng.shuffle(texts)
     batch = fast.verify_hashes_many(texts, policy, spec, KEY)
     for text, hashes in zip(texts, batch, strict=True):
