@@ -13,7 +13,6 @@ from django.db.models import ForeignKey, IntegerField, Lookup
 
 class InIds(Lookup):
     lookup_name = "in_ids"
-    prepare_rhs = False
 
     def get_prep_lookup(self):
         # Any iterable of integers (a list, a set, a numpy array); anything else is refused, never quoted.
