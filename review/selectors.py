@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 
 from dedup_site.http import MAX_ID
+from dedup_site.prepared import Prepared
 from dedup_site.roles import sees_all_verdicts
 from review.kappa import cohen_kappa
 from review.models import (
@@ -42,6 +43,22 @@ BLIND_STATUSES = [PENDING, JUDGED, REVIEWED]
 PROGRESS_CACHE_SECONDS = 60  # a decision changes the key (review_stamp), so this only bounds memory
 
 sees_all = sees_all_verdicts  # the review app's name for the rule, which dedup_site.roles holds
+
+# What the queue and pair pages read on every request, compiled once (dedup_site.prepared).
+_MY_VERDICT_COUNT = Prepared(lambda run_id, reviewer_id: CurrentVerdict.objects.filter(
+    run_id=run_id, reviewer_id=reviewer_id).exclude(verdict=WITHDRAWN).order_by().values("run_id")
+    .annotate(n=Count("id")).values_list("n"), kinds="ii")
+_MY_CURRENT_VERDICT = Prepared(lambda pair_id, reviewer_id: CurrentVerdict.objects.filter(
+    pair_id=pair_id, reviewer_id=reviewer_id).exclude(verdict=WITHDRAWN).values_list("verdict")[:1], kinds="ii")
+_MY_JUDGEMENTS = Prepared(lambda pair_id, reviewer_id: Judgement.objects.filter(
+    pair_id=pair_id, reviewer_id=reviewer_id).order_by("-created_at", "-id").values_list(
+    "created_at", "verdict", "reason", "retained", "related_source"), kinds="ii")
+_PRESET_REASONS = Prepared(lambda corpus_id: ReviewPolicy.objects.filter(corpus_id=corpus_id).order_by("id")
+                           .values_list("preset_reasons")[:1])
+RUN_PICKER_LIMIT = 100
+_REVIEWABLE_RUNS = Prepared(lambda: ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).order_by("-pk")
+                            .values_list("pk", "corpus__name", "exact", "near", "config", "reviews_required",
+                                         "finished_at")[:RUN_PICKER_LIMIT], kinds="")
 
 
 def status_label(status: str) -> str:
@@ -82,14 +99,20 @@ class QueueFilter:
     below: bool = False  # also the pairs below the run's review threshold (stored down to its storage floor)
     unjudged_by: object = None  # a user: only pairs without their current verdict
 
-    def apply(self, pairs: QuerySet) -> QuerySet:
+    def apply(self, pairs: QuerySet, run: ScreeningRun | None = None) -> QuerySet:
+        """These pairs, filtered. `run`: the filter's run as the caller has already read it (with its corpus),
+        so it is not read again."""
         # Runs are resolved first, so the pair query is a plain range on the (run, sort key) indexes.
-        runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
-        if self.corpus:
-            runs = runs.filter(corpus__name=self.corpus)
-        if self.run is not None:
-            runs = runs.filter(pk=self.run)
-        found = list(runs.values_list("pk", "near", "config"))
+        if (run is not None and run.pk == self.run and run.status == ScreeningRun.Status.COMPLETE
+                and (not self.corpus or run.corpus.name == self.corpus)):
+            found = [(run.pk, run.near, run.config)]
+        else:
+            runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
+            if self.corpus:
+                runs = runs.filter(corpus__name=self.corpus)
+            if self.run is not None:
+                runs = runs.filter(pk=self.run)
+            found = list(runs.values_list("pk", "near", "config"))
         if len(found) == 1:
             pk, near, config = found[0]
             pairs = pairs.filter(run_id=pk)
@@ -142,12 +165,11 @@ def latest_run(corpus: str = "") -> int | None:
     return runs.order_by("-pk").values_list("pk", flat=True).first()
 
 
-def reviewable_runs(limit: int = 100) -> list[tuple[int, str]]:
-    """The complete runs a reviewer can pick, newest first: (pk, what the picker shows)."""
-    runs = (ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).order_by("-pk")
-            .values_list("pk", "corpus__name", "exact", "near", "config", "reviews_required", "finished_at")[:limit])
+def reviewable_runs() -> list[tuple[int, str]]:
+    """The newest RUN_PICKER_LIMIT complete runs a reviewer can pick, newest first: (pk, what the picker
+    shows)."""
     out = []
-    for pk, corpus, exact, near, config, k, done in runs:
+    for pk, corpus, exact, near, config, k, done in _REVIEWABLE_RUNS.rows():
         parts = [f"run {pk}", corpus, "+".join(n for n, on in (("exact", exact), ("near", near)) if on)]
         if near:  # what tells two runs of one corpus apart
             c = config.get("near", {})
@@ -210,12 +232,12 @@ class QueuePage:
 
 
 def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None, all_visible: bool = True,
-               before: str = "") -> QueuePage:
+               before: str = "", run: ScreeningRun | None = None) -> QueuePage:
     """One page of the queue after the keyset cursor `after` (or the page before `before`), with the
     cursors of the pages on either side. With a reviewer, each row says whether they have a current verdict
     on it; unless `all_visible`, rows they have not judged show no status or verdict that others' verdicts
     decided (blind review)."""
-    pairs = flt.apply(CandidatePair.objects.all())
+    pairs = flt.apply(CandidatePair.objects.all(), run)
     if before:
         # Walk backwards from the cursor, then put the page back in queue order.
         ids = list(pairs.filter(before_cursor(flt.sort, before)).order_by(*flt.ordering(reverse=True))
@@ -379,6 +401,7 @@ def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind
     """Pairs to review per status (cached: counting a million pairs on every click is slow) and
     how many this reviewer has judged (always exact). A blind progress keeps only what verdicts do not
     decide: pending, judged, reviewed."""
+    stamp = stamp or review_stamp()
     key = progress_key(run.pk, stamp)
     by_status = None if fresh else cache.get(key)
     if by_status is None:
@@ -388,7 +411,13 @@ def run_progress(run: ScreeningRun, reviewer=None, *, fresh: bool = False, blind
         cache.set(key, by_status, PROGRESS_CACHE_SECONDS)
     mine = 0
     if reviewer is not None:
-        mine = CurrentVerdict.objects.filter(run_id=run.pk, reviewer=reviewer).exclude(verdict=WITHDRAWN).count()
+        # Exact though cached: a reviewer's current verdicts change only with a new judgement, which moves
+        # the stamp in the key.
+        mine_key = f"review:my-verdicts:{run.pk}:{reviewer.pk}:{stamp[0]}:{stamp[1]}"
+        mine = None if fresh else cache.get(mine_key)
+        if mine is None:
+            mine = (_MY_VERDICT_COUNT.first(run.pk, reviewer.pk) or (0,))[0]
+            cache.set(mine_key, mine, PROGRESS_CACHE_SECONDS)
     if blind:
         by_status = {PENDING: by_status.get(PENDING, 0), JUDGED: by_status.get(JUDGED, 0),
                      REVIEWED: by_status.get(SETTLED, 0) + by_status.get(NEEDS_ARBITRATION, 0)}
@@ -504,16 +533,17 @@ def pairs_for_review(user) -> QuerySet:
 def pair_view(pair: CandidatePair, user) -> dict:
     """What the review page shows of a pair's record to this user: their own judgements; other reviewers'
     and the arbitration only once they have given theirs (blind review); the status as they may see it."""
-    current = CurrentVerdict.objects.filter(pair=pair, reviewer=user).exclude(verdict=WITHDRAWN).first()
+    current = (_MY_CURRENT_VERDICT.first(pair.pk, user.pk) or ("",))[0]  # their verdict, "" without one
     all_visible = sees_all(user)
-    status, _ = shown_status(pair.status, pair.final_verdict, mine=current.verdict if current else "",
-                             all_visible=all_visible, flag=pair.flag)
+    status, _ = shown_status(pair.status, pair.final_verdict, mine=current, all_visible=all_visible,
+                             flag=pair.flag)
+    fields = ("created_at", "verdict", "reason", "retained", "related_source")
     return {
         "current": current, "status": status, "status_label": status_label(status),
-        "mine": pair.judgements.filter(reviewer=user).order_by("-created_at", "-id"),
+        "mine": [dict(zip(fields, row, strict=True)) for row in _MY_JUDGEMENTS.rows(pair.pk, user.pk)],
         "others": pair.judgements.exclude(reviewer=user).select_related("reviewer") if current else None,
         "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
-        "settled_by_arbiter": current is not None and pair.arbitrations.exists(),
+        "settled_by_arbiter": bool(current) and pair.arbitrations.exists(),
         "progress": run_progress(pair.run, user, blind=not all_visible),
     }
 
@@ -580,7 +610,7 @@ def review_policy_of(corpus) -> ReviewPolicy | None:
 
 def preset_reasons_of(corpus_id: int) -> dict[str, str]:
     """The reason each verdict records when the reviewer types none: the corpus's own, else the defaults."""
-    own = ReviewPolicy.objects.filter(corpus_id=corpus_id).values_list("preset_reasons", flat=True).first() or {}
+    own = (_PRESET_REASONS.first(corpus_id) or ({},))[0] or {}
     return {verdict: own.get(verdict, text) for verdict, text in PRESET_REASONS.items()}
 
 

@@ -86,7 +86,8 @@ def queue(request):
         after = before = ""
     if run is None:
         return render(request, "review/queue.html", {"form": form, "runs": selectors.reviewable_runs()})
-    page = selectors.queue_page(flt, after=after, before=before, reviewer=request.user, all_visible=all_visible)
+    page = selectors.queue_page(flt, after=after, before=before, reviewer=request.user, all_visible=all_visible,
+                               run=run)
     if not after and not before:
         at = 0
     # One reverse() for the page, not one per row (each costs a translation and resolver lookup).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 
 from screening.models import CandidatePair, Document
 from tests.factories import completed_run
@@ -156,3 +157,22 @@ def test_permissions_in_one_query_equal_djangos_model_backend(admin_user, editor
             fresh.has_perm("review.review_pair")  # answered from the cache filled above
     assert ModelBackend().get_all_permissions(direct) == {"auth.view_user"}
     assert "review.review_pair" in ModelBackend().get_all_permissions(editor)
+
+
+@pytest.mark.django_db
+def test_user_read_for_a_session_equals_djangos_model_backend(editor, django_user_model, django_assert_num_queries):
+    from django.contrib.auth.backends import ModelBackend
+
+    from dedup_site.auth import RoleBackend
+
+    editor.last_login = timezone.now()
+    editor.save()
+    gone = django_user_model.objects.create_user("ivo-inactive", password="irrelevant-pass-1", is_active=False)
+    with django_assert_num_queries(1):
+        read = RoleBackend().get_user(editor.pk)
+    expected = ModelBackend().get_user(editor.pk)
+    assert read == expected and read._state.adding is False and read._state.db == "default"
+    for field in django_user_model._meta.concrete_fields:
+        assert getattr(read, field.attname) == getattr(expected, field.attname), field.name
+    assert RoleBackend().get_user(gone.pk) is None and ModelBackend().get_user(gone.pk) is None
+    assert RoleBackend().get_user(10**9) is None and RoleBackend().get_user("not-an-id") is None

@@ -1,0 +1,65 @@
+"""Prepared reads: compiled once, run with new values, rows equal to the queryset's."""
+
+from __future__ import annotations
+
+import pytest
+from django.db.models import Q
+from django.utils import timezone
+
+from dedup_site.prepared import Prepared
+from review.models import Judgement
+from tests.factories import seed_run
+
+
+def _judgements():
+    return Prepared(lambda pair_id, reviewer_id: Judgement.objects.filter(pair_id=pair_id, reviewer_id=reviewer_id)
+                    .order_by("-created_at", "-id").values_list("created_at", "verdict", "reason", "pair__run_id"),
+                    kinds="ii")
+
+
+@pytest.mark.django_db
+def test_rows_equal_the_querysets_for_each_call(import_records, editor, arbiter):
+    run = seed_run(import_records)
+    pairs = list(run.pairs.all()[:2])
+    for pair, who, verdict in ((pairs[0], editor, "keep-both"), (pairs[0], editor, "merge-entry"),
+                               (pairs[1], arbiter, "valid-revision")):
+        Judgement.objects.create(pair=pair, reviewer=who, verdict=verdict, reason="r")
+    prepared = _judgements()
+    for pair in pairs:
+        for who in (editor, arbiter):
+            expected = list(Judgement.objects.filter(pair_id=pair.pk, reviewer_id=who.pk).order_by(
+                "-created_at", "-id").values_list("created_at", "verdict", "reason", "pair__run_id"))
+            assert prepared.rows(pair.pk, who.pk) == expected
+    # Converted as the queryset converts (aware datetimes on SQLite too, where the column holds text).
+    created, verdict, _, _ = prepared.first(pairs[0].pk, editor.pk)
+    assert verdict == "merge-entry" and created.tzinfo is not None and created <= timezone.now()
+    assert prepared.first(pairs[1].pk, editor.pk) is None
+
+
+@pytest.mark.django_db
+def test_a_marker_used_twice_takes_the_value_in_both_places(editor):
+    from django.contrib.auth.models import Permission
+
+    prepared = Prepared(lambda user_id: Permission.objects.filter(Q(user=user_id) | Q(group__user=user_id))
+                        .values_list("codename", flat=False).order_by("codename").distinct())
+    assert prepared.rows(editor.pk) == [("review_pair",)]
+    assert prepared.rows(10**9) == []
+
+
+@pytest.mark.django_db
+def test_string_markers_and_a_wrong_number_of_values(editor):
+    from django.contrib.auth import get_user_model
+
+    prepared = Prepared(lambda name: get_user_model().objects.filter(username=name).values_list("pk"), kinds="s")
+    assert prepared.rows(editor.username) == [(editor.pk,)]
+    assert prepared.rows("nobody-of-that-name") == []
+    with pytest.raises(TypeError, match="expected 1 values, got 2"):
+        prepared.rows("a", "b")
+
+
+@pytest.mark.django_db
+def test_a_marker_missing_from_the_compiled_parameters_is_refused():
+    # A value that does not reach the parameters would be compiled into the SQL and kept for every call.
+    prepared = Prepared(lambda pk: Judgement.objects.values_list("pk"))
+    with pytest.raises(ValueError, match=r"markers \[0\] are not parameters"):
+        prepared.rows(1)
