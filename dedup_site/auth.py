@@ -35,7 +35,7 @@ class RoleBackend(ModelBackend):
             return None
         if row is None:
             return None
-        user = get_user_model().from_db(_USER._using, _user_fields(), row)
+        user = get_user_model().from_db(_USER.using, _user_fields(), row)
         return user if self.user_can_authenticate(user) else None
 
     def get_all_permissions(self, user_obj, obj=None):

@@ -189,6 +189,7 @@ SECURE_CSP = {
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SESSION_ENGINE = "dedup_site.sessions"  # database sessions, read through a kept query
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = True
 if PRODUCTION:

@@ -523,11 +523,18 @@ def took_part(pair: CandidatePair, user) -> bool:
     return mine.filter(pair=pair).exists()
 
 
-def pairs_for_review(user) -> QuerySet:
-    """Pairs of complete runs as the review page reads one: with its run, corpus and kept panes in the same
+_PAIR_FOR_REVIEW = Prepared(lambda pk, reviewer_id: CandidatePair.objects.filter(
+    pk=pk, run__status="complete").select_related("run__corpus", "panes").annotate(lease_until=Subquery(
+        Lease.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id).values("expires_at")[:1])), kinds="ii")
+
+
+def pair_for_review(pk: int, user) -> CandidatePair | None:
+    """A pair of a complete run as the review page reads it: with its run, corpus and kept panes in the same
     query, and `lease_until`, the end of this user's lease on it (None without one)."""
-    return CandidatePair.objects.filter(run__status="complete").select_related("run__corpus", "panes").annotate(
-        lease_until=Subquery(Lease.objects.filter(pair=OuterRef("pk"), reviewer=user).values("expires_at")[:1]))
+    if not 0 < pk <= MAX_ID:  # what no id column holds: not found, as the ORM's range check answers
+        return None
+    found = _PAIR_FOR_REVIEW.objects(pk, user.pk)
+    return found[0] if found else None
 
 
 def pair_view(pair: CandidatePair, user) -> dict:

@@ -117,8 +117,10 @@ def next_pair(request):
 @require_GET
 @permission_required(REVIEW)
 def pair_review(request, pk):
-    pair = runs.pair_evidence_complete(pair=runs.with_documents(
-        get_object_or_404(selectors.pairs_for_review(request.user), pk=pk)))
+    pair = selectors.pair_for_review(pk, request.user)
+    if pair is None:
+        raise Http404("No such pair in a complete run.")
+    pair = runs.pair_evidence_complete(pair=runs.with_documents(pair))
     _, carried, _ = _filters(request, pair)
     # Opening a pair holds it, as "next" does, when it still wants a reviewer; else it can be read, not judged.
     holding = services.lease_hold(pair=pair, reviewer=request.user)

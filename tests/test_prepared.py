@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.db.models import Q
 from django.utils import timezone
 
@@ -63,3 +64,24 @@ def test_a_marker_missing_from_the_compiled_parameters_is_refused():
     prepared = Prepared(lambda pk: Judgement.objects.values_list("pk"))
     with pytest.raises(ValueError, match=r"markers \[0\] are not parameters"):
         prepared.rows(1)
+
+
+@pytest.mark.django_db
+def test_objects_come_with_their_related_rows_and_annotations(import_records, editor, django_assert_num_queries):
+    from review import selectors, services
+    from screening import runs
+
+    run = seed_run(import_records)
+    pair = run.pairs.order_by("pk").first()
+    assert services.lease_hold(pair=selectors.pair_for_review(pair.pk, editor), reviewer=editor)
+    with django_assert_num_queries(2):  # the pair with run, corpus, panes and lease; then both documents
+        read = runs.with_documents(selectors.pair_for_review(pair.pk, editor))
+        seen = (read.run.corpus.name, read.run.status, read.left.doc_id, read.right.upload.source_id,
+                read.lease_until is not None)
+    assert read == pair and seen == (run.corpus.name, "complete", pair.left.doc_id, pair.right.upload.source_id,
+                                     True)
+    assert selectors.pair_for_review(pair.pk, User(pk=10**6)).lease_until is None
+    assert selectors.pair_for_review(10**9, editor) is None and selectors.pair_for_review(2**64, editor) is None
+    run.status = "failed"
+    run.save(update_fields=["status"])
+    assert selectors.pair_for_review(pair.pk, editor) is None  # a pair of a run that is not complete
