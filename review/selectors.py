@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from dedup_site.http import MAX_ID
 from dedup_site.prepared import Prepared
@@ -157,6 +157,16 @@ class QueueFilter:
         return ["jaccard", "-id"] if reverse else ["-jaccard", "id"]
 
 
+_COMPLETE_RUN = Prepared(lambda pk: ScreeningRun.objects.filter(pk=pk, status=ScreeningRun.Status.COMPLETE)
+                         .select_related("corpus"))
+
+
+def complete_run(pk: int) -> ScreeningRun | None:
+    """The run, with its corpus, if it is complete (the run a queue shows)."""
+    found = _COMPLETE_RUN.objects(pk) if 0 < pk <= MAX_ID else []
+    return found[0] if found else None
+
+
 def latest_run(corpus: str = "") -> int | None:
     """The newest complete run (of the corpus, when one is named): the queue a reviewer starts on."""
     runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
@@ -272,27 +282,30 @@ def queue_count(flt: QueueFilter, stamp: tuple[int, int] | None = None) -> int:
     return count
 
 
+_LISTED = 50  # pairs a kept listing query reads at once (a queue page's worth); fewer are padded with id 0
+_LISTING_COLUMNS = ("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster", "revision_signals",
+                    "status", "final_verdict", "left__doc_id", "right__doc_id", "mine", "flag", "suggested_verdict",
+                    "suggestion_confidence", "left__title", "right__title", "run__near", "run__config")
+_LISTING = Prepared(lambda reviewer_id, *ids: CandidatePair.objects.filter(pk__in=list(ids)).annotate(
+    mine=Subquery(CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id).exclude(
+        verdict=WITHDRAWN).values("verdict")[:1])).values_list(*_LISTING_COLUMNS), kinds="i" * (1 + _LISTED))
+
+
 def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True,
                       flt: QueueFilter | None = None) -> list[QueueRow]:
-    """These pairs, in this order: one query by primary key, joined only for the two doc_ids and the
-    corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
-    pairs = CandidatePair.objects.filter(pk__in=ids)
-    if reviewer is not None:
-        pairs = pairs.annotate(mine=Subquery(CurrentVerdict.objects.filter(
-            pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN).values("verdict")[:1]))
-    else:
-        pairs = pairs.annotate(mine=Value(""))
+    """These pairs, in this order: one kept query by primary key per 50, joined only for the two doc_ids and
+    the corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
     found, thresholds = {}, {}
-    for values in pairs.values_list("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster",
-                                    "revision_signals", "status", "final_verdict", "left__doc_id", "right__doc_id",
-                                    "mine", "flag", "suggested_verdict", "suggestion_confidence", "left__title",
-                                    "right__title", "run__near", "run__config"):
-        mine = values[11] or ""
-        status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
-        if values[1] not in thresholds:
-            thresholds[values[1]] = review_threshold(values[17], values[18])
-        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine, values[13], values[14],
-                                    values[15], values[16], values[4] < thresholds[values[1]])
+    reviewer_id = reviewer.pk if reviewer is not None else 0  # no user has id 0: no one's verdict
+    for start in range(0, len(ids), _LISTED):
+        batch = ids[start:start + _LISTED]
+        for values in _LISTING.rows(reviewer_id, *batch, *[0] * (_LISTED - len(batch))):
+            mine = values[11] or ""
+            status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
+            if values[1] not in thresholds:
+                thresholds[values[1]] = review_threshold(values[17], values[18])
+            found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine, values[13], values[14],
+                                        values[15], values[16], values[4] < thresholds[values[1]])
     return [found[pk] for pk in ids]
 
 

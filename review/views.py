@@ -73,8 +73,7 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
 def queue(request):
     flt, carried, form = _filters(request)
     all_visible = selectors.sees_all(request.user)
-    run = ScreeningRun.objects.filter(pk=flt.run, status=ScreeningRun.Status.COMPLETE).select_related(
-        "corpus").first() if flt.run else None
+    run = selectors.complete_run(flt.run) if flt.run else None
     after, before = request.GET.get("after", ""), request.GET.get("before", "")
     at = id_param(request, "at") or 0
     try:
@@ -100,6 +99,9 @@ def queue(request):
         "prev_at": max(0, at - 50), "threshold": selectors.review_threshold(run.near, run.config),
         "below": flt.below, "progress": selectors.run_progress(run, request.user, blind=not all_visible, stamp=stamp),
         "carried_pairs": [(k, v) for k, v in parse_qsl(carried)], "bulk_verdicts": BULK_VERDICTS,
+        # The filter form is the same HTML for the same filters, run and role: drawn once and kept (its ten
+        # widgets were a fifth of the page's CPU).
+        "filters_key": (all_visible, run.pk, carried, [(k, v) for k, v in request.GET.lists() if k in form.fields]),
     })
 
 

@@ -117,3 +117,42 @@ def test_queue_pager_links_lead_to_the_next_and_previous_pages(spread_run, edito
     back = re.search(r'href="\?([^"]+)" rel="prev"', second).group(1).replace("&amp;", "&")
     again = editor_client.get(f"{reverse('review:queue')}?{back}").content.decode()
     assert re.findall(r'href="/review/pairs/(\d+)/', again) == re.findall(r'href="/review/pairs/(\d+)/', first)
+
+
+@pytest.mark.django_db
+def test_rows_are_read_fifty_at_a_time_in_the_order_asked_with_the_reviewers_mark(spread_run, editor):
+    ids = list(CandidatePair.objects.filter(run=spread_run).order_by("-pk").values_list("pk", flat=True))
+    assert len(ids) > 50  # more than one kept batch
+    judged = CandidatePair.objects.get(pk=ids[-1])
+    services.judgement_record(pair=judged, reviewer=editor, verdict="keep-both", reason="r", retained="both")
+    for reviewer, mark in ((None, ""), (editor, "keep-both")):
+        rows = selectors._rows_for_listing(ids, reviewer)
+        assert [r.pk for r in rows] == ids
+        assert [r.mine for r in rows] == [""] * (len(ids) - 1) + [mark]
+    pair = CandidatePair.objects.select_related("left", "right", "run__corpus").get(pk=ids[0])
+    row = selectors._rows_for_listing([pair.pk])[0]
+    assert (row.left, row.right, row.corpus, row.jaccard, row.status) == (
+        pair.left.doc_id, pair.right.doc_id, pair.run.corpus.name, pair.jaccard, pair.status)
+    assert selectors._rows_for_listing([]) == []
+
+
+@pytest.mark.django_db
+def test_the_kept_filter_form_follows_the_filters_and_the_role(spread_run, editor_client, arbiter_client, settings):
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                   "LOCATION": "kept-filter-form-test"}}
+    from django.core.cache import cache
+
+    cache.clear()
+
+    def selected_status(client, **query):
+        page = client.get(reverse("review:queue"), {"run": spread_run.pk, **query}).content.decode()
+        form = page[page.index('id="queue-filters"'):page.index("</form>", page.index('id="queue-filters"'))]
+        status = form[form.index('name="status"'):form.index("</select>", form.index('name="status"'))]
+        return re.findall(r'<option value="(\w*)" selected', status), "settled" in status
+
+    for _ in range(2):  # drawn, then kept
+        assert selected_status(editor_client, status="pending") == (["pending"], False)
+        assert selected_status(editor_client, status="judged") == (["judged"], False)
+        assert selected_status(editor_client) == ([""], False)
+        assert selected_status(arbiter_client, status="judged") == (["judged"], True)  # arbiters filter by more
+    cache.clear()
