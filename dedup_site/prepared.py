@@ -12,14 +12,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model, QuerySet
 
 # Markers no real value takes: negative ids (inside a 32-bit column's range, or the ORM treats the lookup
-# as matching nothing and compiles no SQL), and a string no form or session key can hold.
+# as matching nothing and compiles no SQL), a string no form or session key can hold, and an instant of
+# 1901 to the microsecond.
 _INT_MARKER = -2_140_000_000
 _STR_MARKER = "\x00prepared-marker-"
+_TIME_MARKER = datetime(1901, 2, 3, 4, 5, 6, 700_000, tzinfo=UTC)
 
 
 @dataclass
@@ -32,10 +35,10 @@ class _Compiled:
 
 
 class Prepared:
-    """`build(*markers)` returns a queryset. `kinds` names each marker's type, "i" (an integer: ids) or "s"
-    (a string), and every value that changes between calls must come in through a marker: anything else is
-    compiled into the SQL for good. `rows(*values)` returns a `values_list` queryset's tuples, `objects`
-    a model queryset's instances (select_related and annotations included).
+    """`build(*markers)` returns a queryset. `kinds` names each marker's type, "i" (an integer: ids), "s"
+    (a string) or "d" (an aware datetime), and every value that changes between calls must come in through
+    a marker: anything else is compiled into the SQL for good. `rows(*values)` returns a `values_list`
+    queryset's tuples, `objects` a model queryset's instances (select_related and annotations included).
 
     Compiled once per thread: a compiler belongs to the connection it compiled for, and connections to
     threads."""
@@ -44,17 +47,29 @@ class Prepared:
         self._build, self._kinds, self.using = build, kinds, using
         self._local = threading.local()
 
+    def _marker(self, i: int, kind: str):
+        if kind == "i":
+            return _INT_MARKER - i
+        if kind == "s":
+            return f"{_STR_MARKER}{i}"
+        if kind == "d":
+            return _TIME_MARKER + timedelta(microseconds=i)
+        raise ValueError(f"no such kind of marker: {kind!r} (i, s or d)")
+
     def _compile(self) -> _Compiled:
-        markers = [_INT_MARKER - i if kind == "i" else f"{_STR_MARKER}{i}" for i, kind in enumerate(self._kinds)]
+        markers = [self._marker(i, kind) for i, kind in enumerate(self._kinds)]
         queryset = self._build(*markers)
         compiler = queryset.query.get_compiler(using=self.using)
         sql, params = compiler.as_sql()
+        ops = compiler.connection.ops
+        # A datetime reaches the parameters as the backend adapts it (a UTC string on SQLite).
+        probes = [ops.adapt_datetimefield_value(m) if kind == "d" else m for m, kind in zip(markers, self._kinds)]
         slots = []
         for at, param in enumerate(params):
-            for i, marker in enumerate(markers):
+            for i, probe in enumerate(probes):
                 # isinstance: PostgreSQL's backend passes a big integer as psycopg's Int8, kept for the value.
-                if isinstance(param, type(marker)) and param == marker:
-                    slots.append((at, i, type(param)))
+                if isinstance(param, type(probe)) and param == probe:
+                    slots.append((at, i, "d" if self._kinds[i] == "d" else type(param)))
         missing = set(range(len(markers))) - {i for _, i, _ in slots}
         if missing:  # a marker the ORM turned into something else (or dropped) would silently keep its value
             raise ValueError(f"markers {sorted(missing)} are not parameters of the compiled query: {sql}")
@@ -67,8 +82,12 @@ class Prepared:
         if compiled is None or compiled.compiler.connection is not connections[self.using]:
             compiled = self._local.compiled = self._compile()
         params = list(compiled.params)
+        ops = compiled.compiler.connection.ops
         for at, i, kind in compiled.slots:
-            params[at] = values[i] if kind is int or kind is str else kind(values[i])
+            if kind == "d":
+                params[at] = ops.adapt_datetimefield_value(values[i])
+            else:
+                params[at] = values[i] if kind is int or kind is str else kind(values[i])
         return compiled, params
 
     def rows(self, *values) -> list[tuple]:

@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef, Q, Value
 from django.utils import timezone
 
 from dedup_site import accounts
+from dedup_site.prepared import Prepared
 from review import selectors
 from review.models import (
     FINAL_VERDICTS,
@@ -67,8 +68,29 @@ def _clean(verdict: str, reason: str, retained: str, allowed) -> tuple[str, str]
     return verdict, reason
 
 
+# Kept queries (dedup_site.prepared) for what every judgement and lease reads under the pair's lock.
+_LOCKED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_for_update().select_related("run")
+                        .filter(pk=pk))
+_LOCKED_PAIR_ONLY = Prepared(lambda pk: CandidatePair.objects.select_for_update(of=("self",))
+                             .select_related("run").filter(pk=pk))
+_JUDGED_AND_LEASED = Prepared(lambda pk, now: CurrentVerdict.objects.filter(pair_id=pk).exclude(verdict=WITHDRAWN)
+                              .annotate(leased=Value(False)).values_list("reviewer_id", "leased").union(
+    Lease.objects.filter(pair_id=pk, expires_at__gt=now).annotate(leased=Value(True)).values_list(
+        "reviewer_id", "leased"), all=True), kinds="id")
+
+
+def _locked(prepared: Prepared, pair_id: int) -> CandidatePair:
+    """The pair, its row locked until the transaction ends (the ORM's select_for_update, compiled once)."""
+    if transaction.get_autocommit():  # what the ORM checks when it compiles a locking read
+        raise transaction.TransactionManagementError("a locked read outside a transaction")
+    found = prepared.objects(pair_id)
+    if not found:
+        raise CandidatePair.DoesNotExist(f"no pair {pair_id}")
+    return found[0]
+
+
 def _locked_pair(pair_id: int) -> CandidatePair:
-    pair = CandidatePair.objects.select_for_update().select_related("run").get(pk=pair_id)
+    pair = _locked(_LOCKED_PAIR, pair_id)
     if pair.run.status != ScreeningRun.Status.COMPLETE:
         raise ReviewRefused(f"run {pair.run_id} is not complete")
     return pair
@@ -87,12 +109,8 @@ def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
 
 def _judged_and_leased(pair: CandidatePair, now) -> tuple[set[int], set[int]]:
     """Reviewers with a current verdict on the pair, and those with an unexpired lease: one query."""
-    verdicts = (CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN)
-                .annotate(leased=Value(False)).values_list("reviewer_id", "leased"))
-    leases = Lease.objects.filter(pair=pair, expires_at__gt=now).annotate(leased=Value(True)).values_list(
-        "reviewer_id", "leased")
     judged, leased = set(), set()
-    for reviewer_id, is_lease in verdicts.union(leases, all=True):
+    for reviewer_id, is_lease in _JUDGED_AND_LEASED.rows(pair.pk, now):
         (leased if is_lease else judged).add(reviewer_id)
     return judged, leased
 
@@ -289,7 +307,7 @@ def lease_hold(*, pair: CandidatePair, reviewer) -> bool:
 
 def _lease_locked(pair_id: int, reviewer, seconds: int) -> bool:
     with transaction.atomic():
-        pair = CandidatePair.objects.select_for_update(of=("self",)).select_related("run").get(pk=pair_id)
+        pair = _locked(_LOCKED_PAIR_ONLY, pair_id)
         now = timezone.now()
         judged, leased = _judged_and_leased(pair, now)
         if reviewer.pk in judged:

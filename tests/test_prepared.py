@@ -85,3 +85,40 @@ def test_objects_come_with_their_related_rows_and_annotations(import_records, ed
     run.status = "failed"
     run.save(update_fields=["status"])
     assert selectors.pair_for_review(pair.pk, editor) is None  # a pair of a run that is not complete
+
+
+@pytest.mark.django_db
+def test_a_datetime_marker_takes_each_calls_instant(import_records, editor, editor2):
+    from datetime import timedelta
+
+    from review.models import Lease
+
+    run = seed_run(import_records)
+    pair = run.pairs.order_by("pk").first()
+    now = timezone.now()
+    Lease.objects.create(pair=pair, reviewer=editor, expires_at=now + timedelta(seconds=10))
+    Lease.objects.create(pair=pair, reviewer=editor2, expires_at=now + timedelta(seconds=100))
+    prepared = Prepared(lambda pk, at: Lease.objects.filter(pair_id=pk, expires_at__gt=at).order_by(
+        "reviewer_id").values_list("reviewer_id"), kinds="id")
+    for seconds in (0, 9.999, 10, 50, 100, 1000, -1):
+        at = now + timedelta(seconds=seconds)
+        expected = list(Lease.objects.filter(pair_id=pair.pk, expires_at__gt=at).order_by("reviewer_id")
+                        .values_list("reviewer_id"))
+        assert prepared.rows(pair.pk, at) == expected, seconds
+    assert len(prepared.rows(pair.pk, now)) == 2 and prepared.rows(pair.pk, now + timedelta(seconds=10)) == [
+        (editor2.pk,)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_read_is_refused_outside_a_transaction(import_records):
+    from django.db import transaction
+
+    from review import services
+
+    pair = seed_run(import_records).pairs.first()
+    with pytest.raises(transaction.TransactionManagementError):
+        services._locked_pair(pair.pk)
+    with transaction.atomic():
+        assert services._locked_pair(pair.pk) == pair
+        with pytest.raises(type(pair).DoesNotExist):
+            services._locked_pair(10**9)
