@@ -12,7 +12,7 @@ from django.db.models import Exists, OuterRef, Q, Value
 from django.utils import timezone
 
 from dedup_site import accounts
-from dedup_site.prepared import Prepared
+from dedup_site.prepared import Prepared, upsert
 from review import selectors
 from review.models import (
     FINAL_VERDICTS,
@@ -318,9 +318,8 @@ def _lease_locked(pair_id: int, reviewer, seconds: int) -> bool:
             return False
         # One upsert. A lapsed lease counts for nobody (every read asks for an unexpired one), so it is
         # renewed in place here or removed on save or skip rather than swept on every take.
-        Lease.objects.bulk_create([Lease(pair=pair, reviewer=reviewer, expires_at=now + timedelta(seconds=seconds))],
-                                  update_conflicts=True, unique_fields=["pair", "reviewer"],
-                                  update_fields=["expires_at"])
+        upsert(Lease, {"pair_id": pair.pk, "reviewer_id": reviewer.pk, "expires_at": now + timedelta(seconds=seconds)},
+               unique=("pair", "reviewer"), update=("expires_at",))
     return True
 
 

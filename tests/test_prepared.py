@@ -122,3 +122,27 @@ def test_a_locked_read_is_refused_outside_a_transaction(import_records):
         assert services._locked_pair(pair.pk) == pair
         with pytest.raises(type(pair).DoesNotExist):
             services._locked_pair(10**9)
+
+
+@pytest.mark.django_db
+def test_an_upsert_inserts_then_updates_only_what_it_names(import_records, editor):
+    from datetime import timedelta
+
+    from dedup_site.prepared import upsert
+    from review.models import Lease
+    from screening.models import PairPanes
+
+    pair = seed_run(import_records).pairs.order_by("pk").first()
+    first, later = timezone.now(), timezone.now() + timedelta(minutes=5)
+    upsert(Lease, {"pair_id": pair.pk, "reviewer_id": editor.pk, "expires_at": first}, unique=("pair", "reviewer"),
+           update=("expires_at",))
+    lease = Lease.objects.get(pair=pair, reviewer=editor)
+    upsert(Lease, {"pair_id": pair.pk, "reviewer_id": editor.pk, "expires_at": later}, unique=("pair", "reviewer"),
+           update=("expires_at",))
+    assert list(Lease.objects.filter(pair=pair).values_list("pk", "expires_at")) == [(lease.pk, later)]
+    html = {"left": "<span>ü 中文 ‘q’</span>", "diff": ""}
+    for version, counts in (("old", {}), ("new", {"run_count": 3})):
+        upsert(PairPanes, {"pair_id": pair.pk, "version": version, "html": html, "counts": counts,
+                           "created_at": first}, unique=("pair",), update=("version", "counts"))
+    kept = PairPanes.objects.get(pair=pair)
+    assert (kept.version, kept.html, kept.counts, kept.created_at) == ("new", html, {"run_count": 3}, first)

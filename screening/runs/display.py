@@ -7,8 +7,10 @@ from __future__ import annotations
 from html import escape
 
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 
+from dedup_site.prepared import upsert
 from screening.engine import explain, panes
 from screening.models import CandidatePair, PairPanes
 from screening.runs.lifecycle import near_config_of
@@ -82,9 +84,9 @@ def pair_panes(pair: CandidatePair) -> tuple[dict, dict]:
     if kept is None:
         html, counts = _draw(pair)
         # One upsert (an older version's drawing is replaced); two requests drawing at once write the same.
-        PairPanes.objects.bulk_create([PairPanes(pair_id=pair.pk, version=VERSION, html=html, counts=counts)],
-                                      update_conflicts=True, unique_fields=["pair"],
-                                      update_fields=["version", "html", "counts", "created_at"])
+        upsert(PairPanes, {"pair_id": pair.pk, "version": VERSION, "html": html, "counts": counts,
+                           "created_at": timezone.now()},
+               unique=("pair",), update=("version", "html", "counts", "created_at"))
         kept = html, counts
     html, counts = kept
     return {name: mark_safe(part) for name, part in html.items()}, counts  # noqa: S308 - rendered by our templates
