@@ -1,12 +1,30 @@
+from functools import cache
+
+from django.conf import settings
+from django.urls import get_script_prefix, get_urlconf, reverse
+
 from dedup_site import roles as role_perms
+
+# The top bar's links: reversed once per script prefix and URLconf, not nine reverse() calls on every page.
+NAV = {"corpora": "screening:corpus_list", "review": "review:queue", "arbitration": "review:arbitration_queue",
+       "sign": "review:sign", "users": "users:list", "admin": "admin:index", "logout": "logout",
+       "password": "password_change"}
+
+
+@cache
+def _nav(prefix: str, urlconf: str) -> dict[str, str]:
+    return {key: reverse(name, urlconf=urlconf) for key, name in NAV.items()}
 
 
 def roles(request):
-    """Which actions the current user may take, for showing only the buttons that will work."""
+    """Which actions the current user may take, for showing only the buttons that will work, and the links
+    of the top bar."""
+    nav = {"nav": _nav(get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)}
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {}
+        return nav
     return {
+        **nav,
         "can_upload": user.has_perm(role_perms.UPLOAD),
         "can_start_run": user.has_perm(role_perms.START_RUN),
         "can_review": user.has_perm(role_perms.REVIEW),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -176,3 +178,16 @@ def test_user_read_for_a_session_equals_djangos_model_backend(editor, django_use
         assert getattr(read, field.attname) == getattr(expected, field.attname), field.name
     assert RoleBackend().get_user(gone.pk) is None and ModelBackend().get_user(gone.pk) is None
     assert RoleBackend().get_user(10**9) is None and RoleBackend().get_user("not-an-id") is None
+
+
+@pytest.mark.django_db
+def test_the_top_bar_links_each_role_to_what_it_may_open(editor2_client, admin_client):
+    def links(client):
+        page = client.get(reverse("screening:corpus_list")).content.decode()
+        bar = page[page.index('<header class="topbar">'):page.index("</header>")]
+        return re.findall(r'href="([^"]+)"', bar)
+
+    assert links(editor2_client) == [reverse("screening:corpus_list"), reverse("screening:corpus_list"),
+                                    reverse("review:queue"), reverse("review:sign"), reverse("password_change")]
+    admin = links(admin_client)
+    assert reverse("users:list") in admin and reverse("review:queue") not in admin
