@@ -183,6 +183,25 @@ def _composes(pairs, first, second):
     return i < pairs.shape[0] and pairs[i] == key
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _gate(c, kind, ccc, pairs, before):
+    """What the table does with code point c after `before` (the last starter a following character would
+    compose with): (-1, before) the text must go to the policy; (0, before) c folds to nothing; (1, the new
+    last starter) c folds through the table."""
+    if c >= 0x10000:
+        return -1, before
+    k = kind[c]
+    if k == UNSAFE:
+        return -1, before
+    if k == GONE:
+        return 0, before
+    if k == SECOND and before != NONE and _composes(pairs, before, c):
+        return -1, before
+    if ccc[c] == 0:
+        before = c
+    return 1, before
+
+
 @njit(cache=True, nogil=True)
 def map_text(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, words, out):
     """The normalised text of cp[begin:end] into `out`: its kept code points, or with `words` its runs of
@@ -193,17 +212,11 @@ def map_text(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, words
     before = np.uint32(NONE)  # the character a following one would compose with (the last starter)
     for i in range(begin, end):
         c = cp[i]
-        if c >= 0x10000:
+        step, before = _gate(c, kind, ccc, pairs, before)
+        if step < 0:
             return -1
-        k = kind[c]
-        if k == UNSAFE:
-            return -1
-        if k == GONE:
+        if step == 0:
             continue
-        if k == SECOND and before != NONE and _composes(pairs, before, c):
-            return -1
-        if ccc[c] == 0:
-            before = c
         s = start[c]
         if n + length[c] + 1 > out.shape[0]:
             return -2  # out is too small for what this text folds to
@@ -248,17 +261,11 @@ def fold_field(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, out
     before = np.uint32(NONE)
     for i in range(begin, end):
         c = cp[i]
-        if c >= 0x10000:
+        step, before = _gate(c, kind, ccc, pairs, before)
+        if step < 0:
             return -1
-        k = kind[c]
-        if k == UNSAFE:
-            return -1
-        if k == GONE:
+        if step == 0:
             continue
-        if k == SECOND and before != NONE and _composes(pairs, before, c):
-            return -1
-        if ccc[c] == 0:
-            before = c
         s = start[c]
         if n + length[c] > out.shape[0]:
             return -2
