@@ -183,25 +183,6 @@ def _composes(pairs, first, second):
     return i < pairs.shape[0] and pairs[i] == key
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _gate(c, kind, ccc, pairs, before):
-    """What the table does with code point c after `before` (the last starter a following character would
-    compose with): (-1, before) the text must go to the policy; (0, before) c folds to nothing; (1, the new
-    last starter) c folds through the table."""
-    if c >= 0x10000:
-        return -1, before
-    k = kind[c]
-    if k == UNSAFE:
-        return -1, before
-    if k == GONE:
-        return 0, before
-    if k == SECOND and before != NONE and _composes(pairs, before, c):
-        return -1, before
-    if ccc[c] == 0:
-        before = c
-    return 1, before
-
-
 @njit(cache=True, nogil=True)
 def map_text(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, words, out):
     """The normalised text of cp[begin:end] into `out`: its kept code points, or with `words` its runs of
@@ -212,11 +193,17 @@ def map_text(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, words
     before = np.uint32(NONE)  # the character a following one would compose with (the last starter)
     for i in range(begin, end):
         c = cp[i]
-        step, before = _gate(c, kind, ccc, pairs, before)
-        if step < 0:
+        if c >= 0x10000:
             return -1
-        if step == 0:
+        k = kind[c]
+        if k == UNSAFE:
+            return -1
+        if k == GONE:
             continue
+        if k == SECOND and before != NONE and _composes(pairs, before, c):
+            return -1
+        if ccc[c] == 0:
+            before = c
         s = start[c]
         if n + length[c] + 1 > out.shape[0]:
             return -2  # out is too small for what this text folds to
@@ -258,14 +245,23 @@ def normalized_codepoints(text: str, policy: Policy, words: bool = False) -> np.
 def fold_field(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, out, n):
     """cp[begin:end] normalised on its own (as if a separator stood before it): its kept code points written
     into `out` from n on. Returns the new end; -1 when it must go to the policy, -2 when `out` is too small."""
+    # The gate below (policy, folds to nothing, through the table) is map_text's, written again on purpose:
+    # as a shared helper it was called per character, not inlined, and map_text ran 2.7× slower (inlined
+    # by numba with a tuple result, 5×); tests/test_near_engine.py holds both to the policy's answers.
     before = np.uint32(NONE)
     for i in range(begin, end):
         c = cp[i]
-        step, before = _gate(c, kind, ccc, pairs, before)
-        if step < 0:
+        if c >= 0x10000:
             return -1
-        if step == 0:
+        k = kind[c]
+        if k == UNSAFE:
+            return -1
+        if k == GONE:
             continue
+        if k == SECOND and before != NONE and _composes(pairs, before, c):
+            return -1
+        if ccc[c] == 0:
+            before = c
         s = start[c]
         if n + length[c] > out.shape[0]:
             return -2
