@@ -111,6 +111,11 @@ class Prepared:
         queryset.query.get_compiler = lambda *args, **kwargs: compiler
         return list(queryset)
 
+    def one(self, *values) -> Model | None:
+        """The first instance `objects` returns (a read by primary key finds one or none), or None."""
+        found = self.objects(*values)
+        return found[0] if found else None
+
 
 _UPSERTS: dict[tuple, tuple[str, list]] = {}
 

@@ -163,8 +163,7 @@ _COMPLETE_RUN = Prepared(lambda pk: ScreeningRun.objects.filter(pk=pk, status=Sc
 
 def complete_run(pk: int) -> ScreeningRun | None:
     """The run, with its corpus, if it is complete (the run a queue shows)."""
-    found = _COMPLETE_RUN.objects(pk) if 0 < pk <= MAX_ID else []
-    return found[0] if found else None
+    return _COMPLETE_RUN.one(pk) if 0 < pk <= MAX_ID else None
 
 
 def latest_run(corpus: str = "") -> int | None:
@@ -546,8 +545,7 @@ def pair_for_review(pk: int, user) -> CandidatePair | None:
     query, and `lease_until`, the end of this user's lease on it (None without one)."""
     if not 0 < pk <= MAX_ID:  # what no id column holds: not found, as the ORM's range check answers
         return None
-    found = _PAIR_FOR_REVIEW.objects(pk, user.pk)
-    return found[0] if found else None
+    return _PAIR_FOR_REVIEW.one(pk, user.pk)
 
 
 def pair_view(pair: CandidatePair, user) -> dict:

@@ -83,10 +83,10 @@ def _locked(prepared: Prepared, pair_id: int) -> CandidatePair:
     """The pair, its row locked until the transaction ends (the ORM's select_for_update, compiled once)."""
     if transaction.get_autocommit():  # what the ORM checks when it compiles a locking read
         raise transaction.TransactionManagementError("a locked read outside a transaction")
-    found = prepared.objects(pair_id)
-    if not found:
+    pair = prepared.one(pair_id)
+    if pair is None:
         raise CandidatePair.DoesNotExist(f"no pair {pair_id}")
-    return found[0]
+    return pair
 
 
 def _locked_pair(pair_id: int) -> CandidatePair:
