@@ -1,19 +1,21 @@
 from functools import cache
 
 from django.conf import settings
-from django.urls import get_script_prefix, get_urlconf, reverse
+from django.urls import get_script_prefix, get_urlconf
 
 from dedup_site import roles as role_perms
+from dedup_site.links import link
 
-# The top bar's links: reversed once per script prefix and URLconf, not nine reverse() calls on every page.
+# The top bar's links and the review pages' own: reversed once per script prefix and URLconf, not a dozen
+# reverse() calls on every page.
 NAV = {"corpora": "screening:corpus_list", "review": "review:queue", "arbitration": "review:arbitration_queue",
        "sign": "review:sign", "users": "users:list", "admin": "admin:index", "logout": "logout",
-       "password": "password_change"}
+       "password": "password_change", "review_next": "review:next", "review_undo": "review:undo"}
 
 
 @cache
 def _nav(prefix: str, urlconf: str) -> dict[str, str]:
-    return {key: reverse(name, urlconf=urlconf) for key, name in NAV.items()}
+    return {key: link(name) for key, name in NAV.items()}
 
 
 def roles(request):

@@ -73,6 +73,7 @@ class Prepared:
         missing = set(range(len(markers))) - {i for _, i, _ in slots}
         if missing:  # a marker the ORM turned into something else (or dropped) would silently keep its value
             raise ValueError(f"markers {sorted(missing)} are not parameters of the compiled query: {sql}")
+        _keep_converters(compiler)
         return _Compiled(queryset, compiler, sql, list(params), slots)
 
     def _with(self, values: tuple) -> tuple[_Compiled, list]:
@@ -115,6 +116,21 @@ class Prepared:
         """The first instance `objects` returns (a read by primary key finds one or none), or None."""
         found = self.objects(*values)
         return found[0] if found else None
+
+
+def _keep_converters(compiler) -> None:
+    """The compiler works out each column's converters on every read (a fifth of a kept read's Python); its
+    columns never change, so they are worked out once. The expressions are kept with the answer, so no id in
+    the key can be reused by another object."""
+    work_out, kept = compiler.get_converters, {}
+
+    def get_converters(expressions):
+        key = tuple(map(id, expressions))
+        if key not in kept:
+            kept[key] = (list(expressions), work_out(expressions))
+        return kept[key][1]
+
+    compiler.get_converters = get_converters
 
 
 _UPSERTS: dict[tuple, tuple[str, list]] = {}

@@ -1,3 +1,5 @@
+from typing import NamedTuple
+
 from django import forms
 from django.forms.renderers import Jinja2
 
@@ -72,6 +74,26 @@ class JudgementForm(forms.Form):
 
 class ArbitrationForm(JudgementForm):
     verdict = forms.ChoiceField(choices=[(v.value, v.label) for v in FINAL_VERDICTS], widget=forms.RadioSelect)
+
+
+class Radio(NamedTuple):
+    value: str
+    label: str
+    id: str
+    checked: bool
+
+
+def radios(form_class: type[forms.Form], name: str, checked: str = "") -> tuple[Radio, ...]:
+    """A radio field's buttons as the verdict bar draws them, with the ids Django's RadioSelect gives them:
+    building a form and its bound widgets for every pair page cost a tenth of the page."""
+    choices = form_class.base_fields[name].choices
+    return tuple(Radio(str(value), str(label), f"id_{name}_{i}", str(value) == checked)
+                 for i, (value, label) in enumerate(choices))
+
+
+# The pair page's bar: no verdict picked, "both" retained.
+VERDICT_RADIOS = radios(JudgementForm, "verdict")
+RETAINED_RADIOS = radios(JudgementForm, "retained", checked=Retained.BOTH)
 
 
 class SignForm(forms.Form):

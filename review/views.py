@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
@@ -10,16 +11,21 @@ from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.datastructures import MultiValueDict
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
 from dedup_site.http import id_param
+from dedup_site.links import link
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
 from review import decisions, selectors, services
 from review.forms import (
     KEYS,
+    RETAINED_RADIOS,
+    VERDICT_RADIOS,
     ArbitrationFilterForm,
     ArbitrationForm,
     JudgementForm,
@@ -27,6 +33,7 @@ from review.forms import (
     ReviewPolicyForm,
     SheetForm,
     SignForm,
+    radios,
 )
 from review.models import ReviewAction, SheetExport
 from review.sheets import sheet_exports, signing
@@ -43,14 +50,28 @@ def _with(url: str, query: str) -> str:
     return f"{url}?{query}" if query else url
 
 
+FILTER_FIELDS = frozenset(QueueFilterForm.base_fields)
+
+
+@lru_cache(maxsize=1024)
+def _cleaned_filters(blind: bool, given: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[dict, tuple]:
+    """The filter form's cleaned values and its errors for these query parameters: the same answer for the
+    same parameters, so worked out once (building and cleaning the twelve-field form was a tenth of a page)."""
+    form = QueueFilterForm(MultiValueDict(dict(given)), blind=blind)
+    form.is_valid()
+    return form.cleaned_data, tuple((name, " ".join(errors)) for name, errors in form.errors.items())
+
+
 def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.QueueFilter, str, QueueFilterForm]:
     """The queue filters from the query string (invalid values are ignored), and the string to carry them.
-    With a pair, the filters stay in the pair's run: "next" after it never wanders into another run."""
-    form = QueueFilterForm(request.GET, blind=not selectors.sees_all(request.user))
-    if not form.is_valid():
-        for name, errors in form.errors.items():
-            messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
-    data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "", False)}
+    With a pair, the filters stay in the pair's run: "next" after it never wanders into another run.
+    The form comes back unbuilt (lazy): only the queue page's filter form, when not kept, draws it."""
+    blind = not selectors.sees_all(request.user)
+    cleaned, errors = _cleaned_filters(blind, tuple(sorted(
+        (k, tuple(v)) for k, v in request.GET.lists() if k in FILTER_FIELDS)))
+    for name, message in errors:
+        messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {message}")
+    data = {k: v for k, v in cleaned.items() if v not in (None, "", False)}
     if data.get("min_score", 0) > data.get("max_score", 1):
         messages.warning(request, f"The score range {data['min_score']} – {data['max_score']} was upside down; "
                                   f"showing {data['max_score']} – {data['min_score']}.")
@@ -65,7 +86,7 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
             data["run"] = latest
     flt = selectors.QueueFilter(**{k: v for k, v in data.items() if k in selectors.QueueFilter.__dataclass_fields__})
     carried = urlencode({k: data[k] for k in FILTER_KEYS if k in data})
-    return flt, carried, form
+    return flt, carried, SimpleLazyObject(lambda: QueueFilterForm(request.GET, blind=blind))
 
 
 @require_GET
@@ -101,7 +122,7 @@ def queue(request):
         "carried_pairs": [(k, v) for k, v in parse_qsl(carried)], "bulk_verdicts": BULK_VERDICTS,
         # The filter form is the same HTML for the same filters, run and role: drawn once and kept (its ten
         # widgets were a fifth of the page's CPU).
-        "filters_key": (all_visible, run.pk, carried, [(k, v) for k, v in request.GET.lists() if k in form.fields]),
+        "filters_key": (all_visible, run.pk, carried, [(k, v) for k, v in request.GET.lists() if k in FILTER_FIELDS]),
     })
 
 
@@ -129,8 +150,10 @@ def pair_review(request, pk):
     context = {**runs.pair_context(pair), **selectors.pair_view(pair, request.user)}
     context.update({
         "carried": carried, "keys": KEYS, "holding": holding,
+        "links": {"judge": link("review:judge", pair.pk), "skip": link("review:skip", pair.pk),
+                  "lease": link("review:lease", pair.pk)},
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
-        "form": JudgementForm(initial={"retained": "both", "related_source": ""}),
+        "verdict_radios": VERDICT_RADIOS, "retained_radios": RETAINED_RADIOS,
         "presets": selectors.preset_reasons_of(pair.run.corpus_id),
     })
     return render(request, "review/pair.html", context)
@@ -256,7 +279,11 @@ def arbitrate(request, pk):
     own = selectors.took_part(pair, request.user)
     context.update({
         "carried": carried, "presets": presets, "cases_left": selectors.arbitration_count(),
-        "form": form, "keys": KEYS, "own_case": own, "status_label": selectors.status_label(pair.status),
+        "keys": KEYS, "own_case": own,
+        # A refused decision comes back with what was picked still picked.
+        "verdict_radios": radios(ArbitrationForm, "verdict", checked=form["verdict"].value() or ""),
+        "retained_radios": radios(ArbitrationForm, "retained", checked=form["retained"].value() or ""),
+        "status_label": selectors.status_label(pair.status),
         "self_allowed": own and services.self_arbitration_allowed(pair.run.corpus_id),
         "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),
         "arbitrations": pair.arbitrations.select_related("arbiter"),

@@ -5,6 +5,7 @@ from django.db import models
 from django.urls import reverse
 
 from dedup_site.guards import Guard
+from dedup_site.links import link
 
 
 class Corpus(models.Model):
@@ -127,7 +128,7 @@ class Document(models.Model):
         return self.doc_id
 
     def get_absolute_url(self) -> str:
-        return reverse("screening:document_detail", args=[self.pk])
+        return link("screening:document_detail", self.pk)
 
 
 class ScreeningRun(BackgroundWork, models.Model):
@@ -161,7 +162,7 @@ class ScreeningRun(BackgroundWork, models.Model):
         return f"run {self.pk} on {self.corpus}"
 
     def get_absolute_url(self) -> str:
-        return reverse("screening:run_detail", args=[self.pk])
+        return link("screening:run_detail", self.pk)
 
     @property
     def passes(self) -> list[str]:
@@ -244,7 +245,7 @@ class CandidatePair(models.Model):
         return "; ".join(f"{left} → {right}" for _, left, right in self.revision_signals)
 
     def get_absolute_url(self) -> str:
-        return reverse("screening:pair_detail", args=[self.pk])
+        return link("screening:pair_detail", self.pk)
 
 
 class Cluster(models.Model):

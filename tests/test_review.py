@@ -509,3 +509,28 @@ def test_sheet_rows_follow_the_order_in_which_things_happened(import_records, ed
     assert [(r["record"], r["reason"]) for r in rows] == [
         ("judgement", "copy"), ("judgement", "different channels"), ("arbitration", "settled"),
         ("judgement", "late")]
+
+
+@pytest.mark.django_db
+def test_the_verdict_bar_offers_every_verdict_with_both_retained(import_records, editor_client):
+    run = seed_run(import_records)
+    page = editor_client.get(reverse("review:pair", args=[pair(run, "A", "B").pk])).content.decode()
+    for i, verdict in enumerate(["keep-both", "merge-entry", "public-quote", "valid-revision", "arbitration"]):
+        assert f'name="verdict" value="{verdict}" id="id_verdict_{i}" required>' in page
+    assert 'name="retained" value="both" id="id_retained_2" checked required>' in page
+    assert page.count(" checked") == 1
+
+
+@pytest.mark.django_db
+def test_a_refused_arbitration_comes_back_with_its_choices_still_picked(import_records, editor, editor2,
+                                                                      arbiter_client):
+    run = seed_run(import_records, reviews_required=2)
+    ab = pair(run, "A", "B")
+    services.judgement_record(pair=ab, reviewer=editor, verdict="merge-entry", reason="copy")
+    services.judgement_record(pair=ab, reviewer=editor2, verdict="keep-both", reason="two channels")
+    # A retained version that does not exist: refused, nothing recorded, the verdict still picked.
+    page = arbiter_client.post(reverse("review:arbitrate", args=[ab.pk]), {
+        "verdict": "public-quote", "reason": "quoted", "retained": "middle"}, follow=True).content.decode()
+    assert not Arbitration.objects.exists()
+    assert 'value="public-quote" id="id_verdict_2" checked required>' in page and page.count(" checked") == 1
+    assert "Select a valid choice. middle is not one of the available choices." in page
