@@ -436,7 +436,26 @@ def test_shared_shingles_are_the_first_twenty_in_sorted_order():
     a, b = SEED001_TEXTS["A"], SEED001_TEXTS["B"]
     shared = explain.shared_shingles(a, b, DEFAULT, CHAR5)
     assert len(shared) == 20 and shared == sorted(shared)
-    assert shared == sorted(shingle.shingles(a, DEFAULT, CHAR5))[:20]
+    assert shared == sorted(shingle.shingles(a, DEFAULT, CHAR5) & shingle.shingles(b, DEFAULT, CHAR5))[:20]
+
+
+def test_compiled_shared_shingles_equal_the_reference():
+    rng = random.Random(11)
+    cases = [(SEED001_TEXTS["A"], SEED001_TEXTS["C"], DEFAULT, CHAR5, 20), ("", "abc", DEFAULT, CHAR3, 20),
+             ("abcabc", "abcabc", DEFAULT, CHAR3, 20), ("zzzz", "zzzz", DEFAULT, CHAR3, 1),
+             ("ab ab", "ba ba", DEFAULT, WORD2, 5)]
+    for _ in range(300):
+        alphabet = rng.choice(["ab ", "abcdefgh ", "سلام دنیا ۱۲۳ كي", "资料整理说明，再登记", "x\U0001F600y z"])
+        base = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 300)))
+        other = list(base)
+        for _ in range(rng.randrange(0, 12)):
+            at = rng.randrange(0, len(other) + 1)
+            other[at:at] = rng.choice(alphabet) * rng.randrange(1, 9)
+        spec = rng.choice([CHAR3, CHAR5, ShingleSpec("char", 1)])
+        cases.append((base, "".join(other), rng.choice([DEFAULT, PERSIAN]), spec, rng.choice([1, 3, 20, 1000])))
+    for left, right, policy, spec, limit in cases:
+        expected = explain.shared_shingles_reference(left, right, policy, spec, limit)
+        assert explain.shared_shingles(left, right, policy, spec, limit) == expected, (left, right, spec, limit)
 
 
 def test_template_shingles_are_those_found_in_many_documents():

@@ -260,6 +260,56 @@ def common_runs(left: str, right: str, k: int, anchors: int, nearby: int) -> np.
     return _common_runs(a, b, ha, hb, *_index(hb), k, anchors, nearby)
 
 
+@njit(cache=True, nogil=True)
+def _less(a, i, b, j, k):
+    """a[i:i+k] < b[j:j+k], by code points (as Python orders strings of one length)."""
+    for t in range(k):
+        if a[i + t] != b[j + t]:
+            return a[i + t] < b[j + t]
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _smallest_shared(a, b, ha, keys, head, after, k, limit):
+    """Left positions of the `limit` smallest distinct k-grams of a that b also has, smallest first. A
+    k-gram not below the largest kept one is passed over before any lookup; a hash only picks candidates,
+    each checked character by character."""
+    best = np.empty(limit, dtype=np.int64)
+    count = 0
+    for i in range(a.shape[0] - k + 1):
+        if count == limit and not _less(a, i, a, best[count - 1], k):
+            continue
+        j = _first(keys, head, ha[i])
+        while j >= 0 and not _same(a, i, b, j, k):
+            j = after[j]
+        if j < 0:
+            continue
+        at = count
+        while at > 0 and _less(a, i, a, best[at - 1], k):
+            at -= 1
+        if at > 0 and _same(a, i, a, best[at - 1], k):
+            continue  # already kept
+        if count < limit:
+            count += 1
+        for q in range(count - 1, at, -1):
+            best[q] = best[q - 1]
+        best[at] = i
+    return best[:count]
+
+
+def smallest_shared(left: str, right: str, k: int, limit: int) -> np.ndarray:
+    """Where in `left` the `limit` smallest distinct k-character substrings shared with `right` start,
+    smallest first: explain.shared_shingles_reference's answer for character shingles, without building
+    either text's set of substrings."""
+    if limit < 1 or k < 1 or len(left) < k or len(right) < k:
+        return np.empty(0, dtype=np.int64)
+    a, b = (np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in (left, right))
+    base, mask = np.uint64(0x1F3D5B79A1C3E5), np.uint64(0)
+    ha, hb = (_keyed_window_hashes(x, np.arange(x.shape[0] - k + 1, dtype=np.int64),
+                                   np.arange(k, x.shape[0] + 1, dtype=np.int64), base, mask) for x in (a, b))
+    return _smallest_shared(a, b, ha, *_index(hb), k, limit)
+
+
 def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The template shingles as a table for pair_counts and template_count (made once per verification job)."""
     return _index(template)
@@ -555,6 +605,7 @@ def warm() -> None:
     signature(hashes, np.arange(2 * 4, dtype=np.uint64).reshape(2, 4) + np.uint64(1))
     jaccard(hashes, hashes)
     common_runs("warm up the kernels", "warm the kernels up", 4, 8, 64)
+    smallest_shared("warm up the kernels", "warm the kernels up", 4, 20)
     template_counts(hashes, hashes, hashes)
     keys, head, _ = template_index(hashes)
     pair_counts(hashes, hashes, keys, head)
