@@ -418,7 +418,7 @@ def cluster(request, run_id, number):
             services.lease_take(pair_id=row.pk, reviewer=request.user)
     return render(request, "review/cluster.html", {
         "run": run, "view": view, "keys": KEYS, "presets": selectors.preset_reasons_of(run.corpus_id),
-        "splits": decisions.SPLIT_VERDICTS, "form": JudgementForm(initial={"retained": "both"}),
+        "splits": decisions.SPLIT_VERDICTS, "verdict_radios": VERDICT_RADIOS,
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
     })
 

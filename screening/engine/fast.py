@@ -251,12 +251,19 @@ def _common_runs(a, b, ha, hb, keys, head, after, k, anchors, nearby):
     return out[:m]
 
 
-def common_runs(left: str, right: str, k: int, anchors: int, nearby: int) -> np.ndarray:
-    """explain.common_runs_reference, compiled: rows (left_start, right_start, length)."""
+def _windows_of(left: str, right: str, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Both texts' code points and the hashes of their k-character windows, for kernels whose hashes only
+    pick candidates (every match is checked character by character)."""
     a, b = (np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in (left, right))
-    base, mask = np.uint64(0x1F3D5B79A1C3E5), np.uint64(0)  # any base below 2^61 − 1: hashes only pick candidates
+    base, mask = np.uint64(0x1F3D5B79A1C3E5), np.uint64(0)  # any base below 2^61 − 1
     ha, hb = (_keyed_window_hashes(x, np.arange(x.shape[0] - k + 1, dtype=np.int64),
                                    np.arange(k, x.shape[0] + 1, dtype=np.int64), base, mask) for x in (a, b))
+    return a, b, ha, hb
+
+
+def common_runs(left: str, right: str, k: int, anchors: int, nearby: int) -> np.ndarray:
+    """explain.common_runs_reference, compiled: rows (left_start, right_start, length)."""
+    a, b, ha, hb = _windows_of(left, right, k)
     return _common_runs(a, b, ha, hb, *_index(hb), k, anchors, nearby)
 
 
@@ -303,10 +310,7 @@ def smallest_shared(left: str, right: str, k: int, limit: int) -> np.ndarray:
     either text's set of substrings."""
     if limit < 1 or k < 1 or len(left) < k or len(right) < k:
         return np.empty(0, dtype=np.int64)
-    a, b = (np.frombuffer(t.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) for t in (left, right))
-    base, mask = np.uint64(0x1F3D5B79A1C3E5), np.uint64(0)
-    ha, hb = (_keyed_window_hashes(x, np.arange(x.shape[0] - k + 1, dtype=np.int64),
-                                   np.arange(k, x.shape[0] + 1, dtype=np.int64), base, mask) for x in (a, b))
+    a, b, ha, hb = _windows_of(left, right, k)
     return _smallest_shared(a, b, ha, *_index(hb), k, limit)
 
 
