@@ -142,9 +142,12 @@ def test_content_bytes_are_json_dumps_bytes_for_any_text():
     import random
 
     rng = random.Random(9)
-    alphabet = ['"', "\\", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "\u2028", "é", "ی", "中", "\U0001F600", "a", " "]
-    for _ in range(2000):
-        fields = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(3)]
+    alphabet = ['"', "\\", "\x7f", "\u2028", "\u200c", "é", "ی", "中", "\U0001F600", "a", " ", "\\n", "\\u00e9"]
+    alphabet += [chr(c) for c in range(0x20)]  # every control character, the five named escapes among them
+    for i in range(3000):
+        # Most fields without the rare control characters, as real text is, so both paths are taken.
+        letters = alphabet if i % 3 == 0 else [c for c in alphabet if c >= " " or c in "\n\r\t\b\f"]
+        fields = ["".join(rng.choice(letters) for _ in range(rng.randint(0, 12))) for _ in range(3)]
         expected = json.dumps(["doc-content-v1", *fields], ensure_ascii=False, separators=(",", ":")).encode()
         assert content_bytes(*fields) == expected
     with pytest.raises(ValueError, match="not encodable"):

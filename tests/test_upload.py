@@ -355,3 +355,49 @@ def test_a_reader_that_dies_fails_the_upload_and_stores_nothing(admin_user, sett
     with pytest.raises(reading.ReaderDied, match="died before it finished"):
         uploads.upload_process(upload=_create(jsonl(records), "cut.jsonl"), on_progress=kill_the_reader)
     assert killed and Document.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_new_sqlite_database_stores_documents_in_16_kib_pages():
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's page size")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA page_size")
+        # A 2 KB document in 4 KiB pages took a page of its own: twice the bytes written and checkpointed.
+        assert cursor.fetchone()[0] == 16384
+
+
+def test_a_sqlite_database_made_with_4_kib_pages_opens_as_it_was(tmp_path):
+    import sqlite3
+
+    from django.conf import settings
+
+    options = settings.DATABASES["default"].get("OPTIONS", {})
+    if "init_command" not in options:
+        pytest.skip("SQLite's page size")
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as old:  # as a database from before the change was made
+        old.executescript("PRAGMA page_size=4096; PRAGMA journal_mode=WAL; CREATE TABLE t (x); "
+                          "INSERT INTO t VALUES (1);")
+    opened = sqlite3.connect(path)
+    opened.executescript(options["init_command"])  # what every connection runs first
+    assert opened.execute("PRAGMA page_size").fetchone()[0] == 4096
+    assert opened.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert opened.execute("SELECT x FROM t").fetchall() == [(1,)]
+    opened.close()
+
+
+@pytest.mark.django_db
+def test_texts_lookup_reads_the_same_rows_as_in_and_refuses_what_is_not_text(admin_user):
+    uploads.upload_process(upload=_create(jsonl(SEED001), "seed.jsonl"))
+    asked = ["A", "C", "nope", "x' OR '1'='1"]
+    assert Document.objects.filter(doc_id__in_texts=asked).count() == 2
+    for texts in (asked, set(asked), tuple(asked)):
+        assert sorted(Document.objects.filter(doc_id__in_texts=texts).values_list("pk", flat=True)) == sorted(
+            Document.objects.filter(doc_id__in=asked).values_list("pk", flat=True))
+    assert list(Document.objects.filter(doc_id__in_texts=[])) == []
+    for wrong in (1, None, b"A"):
+        with pytest.raises(TypeError, match="in_texts takes str"):
+            list(Document.objects.filter(doc_id__in_texts=["A", wrong]))

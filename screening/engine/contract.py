@@ -18,6 +18,13 @@ from dataclasses import dataclass
 CONTRACT = "doc-content-v1"
 HEX64 = re.compile(r"[0-9a-f]{64}")
 _STRING = json.encoder.encode_basestring  # json.dumps's own escaping of a str (ensure_ascii=False)
+# What that escaping changes, as UTF-8 bytes (no byte of a multi-byte sequence is below 0x80, so escaping the
+# bytes is escaping the text): the backslash first, since every other escape adds one.
+_ESCAPES = ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r"), (b"\t", b"\\t"),
+            (b"\b", b"\\b"), (b"\f", b"\\f"))
+_RARE = bytes(c for c in range(0x20) if c not in b"\n\r\t\b\f")  # escaped as \u00XX: left to json's function
+
+_OPEN, _CLOSE = f'["{CONTRACT}",'.encode(), b'"]'
 
 Digest = Callable[[bytes], str]
 
@@ -26,13 +33,27 @@ def content_bytes(language: str, title: str, body: str) -> bytes:
     for name, value in (("language", language), ("title", title), ("body", body)):
         if type(value) is not str:
             raise ValueError(f"{name} must be a str, not {type(value).__name__}")
-    # What json.dumps([CONTRACT, language, title, body], ensure_ascii=False, separators=(",", ":")) writes,
-    # with the very function it escapes strings by, without building an encoder per document.
-    text = f'["{CONTRACT}",{_STRING(language)},{_STRING(title)},{_STRING(body)}]'
+    # What json.dumps([CONTRACT, language, title, body], ensure_ascii=False, separators=(",", ":")) writes.
     try:
-        return text.encode("utf-8")
+        # Language and title are short: json's own function is quicker there than seven replacements.
+        return b"".join((_OPEN, _STRING(language).encode(), b",", _STRING(title).encode(), b',"', _escaped(body),
+                         _CLOSE))
     except UnicodeEncodeError as error:
         raise ValueError(f"text is not encodable as UTF-8 ({error.reason} at {error.start})") from error
+
+
+def _escaped(value: str) -> bytes:
+    """json's escaping of a str, as UTF-8 without the quotes, by bytes.replace: json's own C function takes
+    ~4 ns a character (10 µs for a 2.2 KB body, a third of reading an upload), this about half of that."""
+    raw = value.encode("utf-8")
+    # The rare control characters are ASCII: look for them among the ASCII ones only (one C loop each; a
+    # regex or `in` per byte took longer).
+    ascii_part = raw if value.isascii() else value.encode("ascii", "ignore")
+    if len(ascii_part.translate(None, _RARE)) != len(ascii_part):
+        return _STRING(value)[1:-1].encode("utf-8")
+    for plain, escaped in _ESCAPES:
+        raw = raw.replace(plain, escaped)
+    return raw
 
 
 def sha256_hex(payload: bytes) -> str:

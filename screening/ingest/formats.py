@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 FIELDS = ("doc_id", "source_id", "version", "language", "title", "body", "collected_at")
+_FIELD_SET = frozenset(FIELDS)
 MANIFEST_FIELDS = ("file", "doc_id", "source_id", "version", "language", "title", "collected_at")
 FORMATS = {".zip": "zip", ".txt": "txt", ".jsonl": "jsonl", ".csv": "csv"}
 
@@ -229,13 +230,15 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
     and an empty cell means "absent").
     """
     before = len(report.problems)
-    for name in raw:
-        if name not in FIELDS:
-            report.problem(place, str(name), f"unknown field; the fields are {', '.join(FIELDS)}")
-    # In CSV an empty cell means "absent", except for the body, whose emptiness is its own rule.
-    values = {k: v for k, v in raw.items() if k in FIELDS and (typed or v != "" or k == "body")}
-    if not typed:
-        values = {k: v for k, v in values.items() if v is not None}
+    known = raw.keys() <= _FIELD_SET
+    if not known:
+        for name in raw:
+            if name not in _FIELD_SET:
+                report.problem(place, str(name), f"unknown field; the fields are {', '.join(FIELDS)}")
+    if typed:  # JSON: the object itself when every field is known (it is not changed here)
+        values = raw if known else {k: v for k, v in raw.items() if k in _FIELD_SET}
+    else:  # in CSV an empty cell means "absent", except for the body, whose emptiness is its own rule
+        values = {k: v for k, v in raw.items() if k in _FIELD_SET and (v != "" or k == "body") and v is not None}
 
     doc_id = values.get("doc_id")
     if doc_id is None:
@@ -274,7 +277,7 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
 
 def _read_jsonl(stream: BinaryIO, name: str, report: Report, default_language: str) -> Iterator[Record]:
     for number, line in _lines(stream, name, report):
-        if not line.strip():
+        if not line or line.isspace():  # not line.strip(): that copies every line
             continue
         place = f"{name} line {number}"
         try:
