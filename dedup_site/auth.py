@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Permission
-from django.db.models import Q
+from django.db.models import OuterRef, Q, StringAgg, Subquery, Value
+from django.db.models.functions import Concat
 
 from dedup_site.prepared import Prepared
 
@@ -21,22 +22,37 @@ def _user_fields() -> list[str]:
     return [f.attname for f in get_user_model()._meta.concrete_fields]
 
 
-_USER = Prepared(lambda user_id: get_user_model()._default_manager.filter(pk=user_id).values_list(*_user_fields()))
+def _names_of(holder: str) -> Subquery:
+    """The user's permissions given directly (`holder` "user") or through their groups ("group__user"), as
+    "app_label.codename" joined by commas (neither holds one), None without any."""
+    return Subquery(Permission.objects.filter(**{holder: OuterRef("pk")}).order_by().values(holder).annotate(
+        names=StringAgg(Concat("content_type__app_label", Value("."), "codename"), Value(","), distinct=True))
+        .values("names"))
+
+
+# Every request reads its user by the session's id, and nearly every page asks what the user may do: the
+# user and their permissions in one query, kept compiled.
+_USER = Prepared(lambda user_id: get_user_model()._default_manager.filter(pk=user_id).annotate(
+    own=_names_of("user"), grouped=_names_of("group__user")).values_list(*_user_fields(), "own", "grouped"))
 
 
 class RoleBackend(ModelBackend):
     """Superusers and inactive users are treated exactly as ModelBackend treats them."""
 
     def get_user(self, user_id):
-        # Every request reads its user by the session's id: the same query ModelBackend makes, kept compiled.
         try:
             row = _USER.first(int(user_id))
         except (TypeError, ValueError):
             return None
         if row is None:
             return None
-        user = get_user_model().from_db(_USER.using, _user_fields(), row)
-        return user if self.user_can_authenticate(user) else None
+        *fields, own, grouped = row
+        user = get_user_model().from_db(_USER.using, _user_fields(), fields)
+        if not self.user_can_authenticate(user):
+            return None
+        if not user.is_superuser:  # a superuser has every permission: get_all_permissions reads them all
+            user._perm_cache = {name for names in (own, grouped) if names for name in names.split(",")}
+        return user
 
     def get_all_permissions(self, user_obj, obj=None):
         if not user_obj.is_active or user_obj.is_anonymous or obj is not None:

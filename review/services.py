@@ -296,11 +296,16 @@ def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
     return _lease_locked(pair_id, reviewer, seconds)
 
 
-def lease_hold(*, pair: CandidatePair, reviewer) -> bool:
+def lease_hold(*, pair: CandidatePair, reviewer, current: str) -> bool:
     """lease_take for a pair read by selectors.pair_for_review, with the end of this reviewer's lease on it
-    (`lease_until`): the pair page opened after "next" holds its pair with no query of its own."""
+    (`lease_until`) and their current verdict on it (`current`, "" without one, as selectors.pair_view reads
+    it): the pair page opened after "next" holds its pair with no query of its own."""
     seconds = settings.DEDUP_LEASE_SECONDS
-    if pair.status in (PENDING, JUDGED) and pair.lease_until is not None and pair.lease_until > _fresh(seconds):
+    if pair.status not in (PENDING, JUDGED):
+        # It wants no more judgements, so no lease is taken and nothing is written: only a verdict of theirs
+        # holds a place, which needs no lock to read (a transaction each time cost four round trips).
+        return bool(current)
+    if pair.lease_until is not None and pair.lease_until > _fresh(seconds):
         return True
     return _lease_locked(pair.pk, reviewer, seconds)
 

@@ -146,8 +146,9 @@ def pair_review(request, pk):
     pair = runs.pair_evidence_complete(pair=runs.with_documents(pair))
     _, carried, _ = _filters(request, pair)
     # Opening a pair holds it, as "next" does, when it still wants a reviewer; else it can be read, not judged.
-    holding = services.lease_hold(pair=pair, reviewer=request.user)
-    context = {**runs.pair_context(pair), **selectors.pair_view(pair, request.user)}
+    view = selectors.pair_view(pair, request.user)
+    holding = services.lease_hold(pair=pair, reviewer=request.user, current=view["current"])
+    context = {**runs.pair_context(pair), **view}
     context.update({
         "carried": carried, "keys": KEYS, "holding": holding,
         "links": {"judge": link("review:judge", pair.pk), "skip": link("review:skip", pair.pk),

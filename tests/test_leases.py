@@ -193,6 +193,30 @@ def test_opening_a_full_pair_says_it_cannot_be_judged(import_records, django_use
 
 
 @pytest.mark.django_db
+def test_a_settled_pair_opens_without_a_lease_or_a_lock_held_only_by_its_judge(import_records, editor,
+                                                                              editor_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run = copies_run(import_records, 2)
+    (other,) = reviewers(1)
+    mine, theirs = run.pairs.order_by("pk")[:2]
+    services.judgement_record(pair=mine, reviewer=editor, verdict="merge-entry", reason="the same guide")
+    services.judgement_record(pair=theirs, reviewer=other, verdict="merge-entry", reason="the same guide")
+    assert set(CandidatePair.objects.filter(pk__in=[mine.pk, theirs.pk]).values_list("status", flat=True)) == {
+        "settled"}
+    with CaptureQueriesContext(connection) as queries:
+        theirs_page = editor_client.get(reverse("review:pair", args=[theirs.pk])).content.decode()
+    read = [q["sql"] for q in queries.captured_queries]  # now: the next request empties the log
+    mine_page = editor_client.get(reverse("review:pair", args=[mine.pk])).content.decode()
+    assert 'id="not-held"' in theirs_page and 'id="not-held"' not in mine_page
+    assert 'id="undo-form"' in mine_page and not Lease.objects.exists()
+    assert any("review_currentverdict" in sql for sql in read)
+    if connection.features.has_select_for_update:  # PostgreSQL: the pair's row is not locked to read it
+        assert not any("FOR UPDATE" in sql for sql in read)
+
+
+@pytest.mark.django_db
 def test_save_and_next_follows_the_pair_whatever_run_the_filters_named(import_records, editor, editor_client):
     first_run = copies_run(import_records, 2, corpus="one")
     second_run = copies_run(import_records, 2, corpus="two")

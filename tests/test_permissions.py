@@ -181,6 +181,30 @@ def test_user_read_for_a_session_equals_djangos_model_backend(editor, django_use
 
 
 @pytest.mark.django_db
+def test_the_user_read_for_a_session_brings_their_permissions(admin_user, editor, arbiter, django_user_model,
+                                                               django_assert_num_queries):
+    from django.contrib.auth.backends import ModelBackend
+    from django.contrib.auth.models import Group, Permission
+
+    from dedup_site.auth import RoleBackend
+
+    direct = django_user_model.objects.create_user("dora-direct", password="irrelevant-pass-1")
+    direct.user_permissions.add(Permission.objects.get(codename="view_user"))
+    direct.groups.add(Group.objects.get(name="editors"), Group.objects.get(name="arbiters"))  # overlapping
+    nobody = django_user_model.objects.create_user("nina-none", password="irrelevant-pass-1")
+    for user in (editor, arbiter, direct, nobody):
+        read = RoleBackend().get_user(user.pk)
+        with django_assert_num_queries(0):  # read with the user, in the same query
+            seen = read.get_all_permissions()
+        assert seen == ModelBackend().get_all_permissions(django_user_model.objects.get(pk=user.pk)), user.username
+    assert {"auth.view_user", "review.review_pair", "review.arbitrate_pair"} <= RoleBackend().get_user(
+        direct.pk).get_all_permissions()
+    assert RoleBackend().get_user(nobody.pk).get_all_permissions() == set()
+    superuser = RoleBackend().get_user(admin_user.pk)  # every permission, read when first asked
+    assert superuser.get_all_permissions() == ModelBackend().get_all_permissions(admin_user) != set()
+
+
+@pytest.mark.django_db
 def test_the_top_bar_links_each_role_to_what_it_may_open(editor2_client, admin_client):
     def links(client):
         page = client.get(reverse("screening:corpus_list")).content.decode()
