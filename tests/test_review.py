@@ -350,11 +350,15 @@ def test_pair_page_shows_both_texts_metadata_scores_diff_and_keys(import_records
 def test_pair_page_escapes_hostile_documents(import_records, editor_client):
     hostile = 'Intro <script>alert(1)</script> and "><img src=x onerror=alert(1)> closing words of the page.'
     run = seed_run(import_records, corpus="h", records=[
-        {"doc_id": "h1", "language": "en", "body": "One. " + hostile},
+        {"doc_id": 'h1"><b>', "language": "en", "body": "One. " + hostile, "title": "<i>title</i>",
+         "source_id": "<u>src</u>", "version": "<s>2</s>", "collected_at": "2024-01-02"},
         {"doc_id": "h2", "language": "en", "body": "Two. " + hostile}])
     page = editor_client.get(reverse("review:pair", args=[run.pairs.get().pk])).content.decode()
-    assert "<script>alert(1)" not in page and "<img src=x" not in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    for raw in ("<script>alert(1)", "<img src=x", "<b>", "<i>title", "<u>src", "<s>2"):
+        assert raw not in page, raw
+    for escaped in ("&lt;script&gt;alert(1)&lt;/script&gt;", 'h1&quot;&gt;&lt;b&gt;', "&lt;i&gt;title&lt;/i&gt;",
+                    "&lt;u&gt;src&lt;/u&gt;", "version &lt;s&gt;2&lt;/s&gt;", "collected 2024-01-02"):
+        assert escaped in page, escaped
 
 
 # --- clusters and agreement ----------------------------------------------------------------------
