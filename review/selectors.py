@@ -253,7 +253,7 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None
                    .values_list("pk", flat=True)[: limit + 1])
         earlier = len(ids) > limit
         ids = ids[:limit][::-1]
-        rows = _rows_for_listing(ids, reviewer, all_visible, flt)
+        rows = _rows_for_listing(ids, reviewer, all_visible, run)
         return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if rows else "",
                          cursor_of(flt.sort, rows[0]) if earlier and rows else "")
     # First the page's ids alone, a walk of the (run, sort key) index that no join or stale planner
@@ -261,7 +261,7 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None
     page = pairs.filter(after_cursor(flt.sort, after)) if after else pairs
     ids = list(page.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
     more = len(ids) > limit
-    rows = _rows_for_listing(ids[:limit], reviewer, all_visible, flt)
+    rows = _rows_for_listing(ids[:limit], reviewer, all_visible, run)
     earlier = bool(after) and bool(rows) and pairs.filter(before_cursor(flt.sort, cursor_of(flt.sort, rows[0]))
                                                           ).exists()
     return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if more and rows else "",
@@ -284,27 +284,33 @@ def queue_count(flt: QueueFilter, stamp: tuple[int, int] | None = None) -> int:
 _LISTED = 50  # pairs a kept listing query reads at once (a queue page's worth); fewer are padded with id 0
 _LISTING_COLUMNS = ("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster", "revision_signals",
                     "status", "final_verdict", "left__doc_id", "right__doc_id", "mine", "flag", "suggested_verdict",
-                    "suggestion_confidence", "left__title", "right__title", "run__near", "run__config")
+                    "suggestion_confidence", "left__title", "right__title")
 _LISTING = Prepared(lambda reviewer_id, *ids: CandidatePair.objects.filter(pk__in=list(ids)).annotate(
     mine=Subquery(CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id).exclude(
         verdict=WITHDRAWN).values("verdict")[:1])).values_list(*_LISTING_COLUMNS), kinds="i" * (1 + _LISTED))
 
 
 def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True,
-                      flt: QueueFilter | None = None) -> list[QueueRow]:
+                      run: ScreeningRun | None = None) -> list[QueueRow]:
     """These pairs, in this order: one kept query by primary key per 50, joined only for the two doc_ids and
-    the corpus name, read as tuples (building 150 model instances per page cost more than the query)."""
-    found, thresholds = {}, {}
+    the corpus name, read as tuples (building 150 model instances per page cost more than the query). The
+    review threshold of each pair's run (`run`'s given, the others' read once): the run's settings read
+    with every row were 50 JSON documents parsed a page."""
     reviewer_id = reviewer.pk if reviewer is not None else 0  # no user has id 0: no one's verdict
+    read = []
     for start in range(0, len(ids), _LISTED):
         batch = ids[start:start + _LISTED]
-        for values in _LISTING.rows(reviewer_id, *batch, *[0] * (_LISTED - len(batch))):
-            mine = values[11] or ""
-            status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
-            if values[1] not in thresholds:
-                thresholds[values[1]] = review_threshold(values[17], values[18])
-            found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine, values[13], values[14],
-                                        values[15], values[16], values[4] < thresholds[values[1]])
+        read += _LISTING.rows(reviewer_id, *batch, *[0] * (_LISTED - len(batch)))
+    thresholds = {run.pk: review_threshold(run.near, run.config)} if run is not None else {}
+    if missing := {values[1] for values in read} - thresholds.keys():
+        thresholds.update((pk, review_threshold(near, config)) for pk, near, config in
+                          ScreeningRun.objects.filter(pk__in=missing).values_list("pk", "near", "config"))
+    found = {}
+    for values in read:
+        mine = values[11] or ""
+        status, final = shown_status(values[7], values[8], mine=mine, all_visible=all_visible, flag=values[12])
+        found[values[0]] = QueueRow(*values[:7], status, final, *values[9:11], mine, values[13], values[14],
+                                    values[15], values[16], values[4] < thresholds[values[1]])
     return [found[pk] for pk in ids]
 
 
@@ -679,5 +685,5 @@ def cluster_view(run: ScreeningRun, number: int, user, limit: int = 200) -> Clus
             member.diff, _, member.diff_total = panes.diff_rows(pivot.body, doc.body)
             member.diff = member.diff[:8]
         members.append(member)
-    rows = _rows_for_listing([pk for pk, *_ in pairs], user, sees_all(user))
+    rows = _rows_for_listing([pk for pk, *_ in pairs], user, sees_all(user), run)
     return ClusterView(run, number, members, pivot, rows, too_large=len(ids) > limit)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from html import escape
 
-from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
@@ -58,6 +57,20 @@ def _diff_html(diff: list[panes.DiffRow]) -> str:
     return '<table class="diff"><tbody>' + "".join(rows) + "</tbody></table>"
 
 
+def _details_html(explanation: dict) -> str:
+    """The shared shingles and raw excerpts below the panes."""
+    out = []
+    if explanation["shared"]:
+        out.append(f'<h2>Shared shingles <small class="hint">(the first 20 in sorted order, '
+                   f'{escape(explanation.get("spec", ""))})</small></h2>\n<p class="shingles">'
+                   + "".join(f"<code>{escape(str(s))}</code>" for s in explanation["shared"]) + "</p>\n")
+    if explanation["excerpts"]:
+        out.append('<h2>Raw excerpts <small class="hint">(the first 5 common runs, from the raw text)</small></h2>\n'
+                   + "".join(f'<div class="excerpt" dir="auto">{escape(e)}</div>' for e in explanation["excerpts"])
+                   + "\n")
+    return "".join(out)
+
+
 def _draw(pair: CandidatePair) -> tuple[dict, dict]:
     config = pair.run.config.get("near", {})
     k = int(config.get("shingle", "char:8").split(":")[1]) if config.get("shingle", "").startswith("char") else 8
@@ -67,7 +80,7 @@ def _draw(pair: CandidatePair) -> tuple[dict, dict]:
         "left": _pane_html(left),
         "right": _pane_html(right),
         "diff": _diff_html(diff),
-        "details": render_to_string("screening/_pair_details.html", {"explanation": pair_explanation(pair)}),
+        "details": _details_html(pair_explanation(pair)),
     }
     counts = {"run_count": run_count, "diff_total": diff_total, "diff_cut": diff_cut, "diff_shown": len(diff)}
     return html, counts
