@@ -75,6 +75,16 @@ def test_default_policy_keeps_exactly_the_isalnum_characters():
     assert DEFAULT.normalize(every) == "".join(c for c in folded if c.isalnum())
 
 
+@pytest.mark.parametrize("policy", [DEFAULT, PERSIAN])
+def test_ascii_text_is_normalised_as_the_fold_and_the_regex_do(policy):
+    rng = random.Random(5)
+    every = "".join(map(chr, range(128)))
+    texts = [every, "", "Voltage: 12 V_max", *("".join(rng.choice(every) for _ in range(rng.randint(0, 80)))
+                                               for _ in range(500))]
+    for text in texts:
+        assert policy.normalize(text) == normalize._NOT_ALNUM.sub("", policy.fold(text)), repr(text)
+
+
 def test_persian_policy_folds_letters_digits_zwnj_and_tatweel():
     text = "كتاب علي\u200cاست ـــ ۱۲۳ ٤٥٦ يى"
     assert PERSIAN.normalize(text) == "کتابعلیاست123456یی"

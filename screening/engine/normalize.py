@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 # `\w` is exactly str.isalnum() plus "_" (CPython's definition), so this keeps isalnum() characters.
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_ASCII_NOT_ALNUM = bytes(c for c in range(128) if not chr(c).isalnum())
 
 _PERSIAN_ARABIC = str.maketrans({
     "ي": "ی",  # Arabic yeh -> Persian yeh
@@ -40,9 +41,14 @@ class Policy:
     name: str
     description: str
     fold: Callable[[str], str]
+    ascii_is_lower: bool = False  # the fold leaves ASCII text as lower() does (NFKC and casefold both do)
 
     def normalize(self, text: str) -> str:
         """The normalised text: folded, then only isalnum() characters kept (spaces and punctuation go)."""
+        if self.ascii_is_lower and text.isascii():
+            # Two C passes over bytes instead of NFKC, casefold and a regex over the text: 50 µs → 3 µs for
+            # 2 KB of English (a tenth of a pair page's first drawing; verification normalises too).
+            return text.encode("ascii").translate(None, _ASCII_NOT_ALNUM).lower().decode("ascii")
         return _NOT_ALNUM.sub("", self.fold(text))
 
     def words(self, text: str) -> list[str]:
@@ -53,7 +59,8 @@ class Policy:
 POLICIES: dict[str, Policy] = {
     p.name: p
     for p in (
-        Policy("nfkc-casefold-alnum-v1", "NFKC, casefold, keep only letters and digits (seed 001).", _nfkc_casefold),
+        Policy("nfkc-casefold-alnum-v1", "NFKC, casefold, keep only letters and digits (seed 001).", _nfkc_casefold,
+               ascii_is_lower=True),
         Policy(
             "persian-arabic-fold-v1",
             # Each mapping in a left-to-right isolate (LRI … PDI) with a left-to-right mark before its arrow:
@@ -61,6 +68,7 @@ POLICIES: dict[str, Policy] = {
             "As nfkc-casefold-alnum-v1, and \u2066ي/ى\u200e → ی\u2069, \u2066ك\u200e → ک\u2069, Arabic-Indic and "
             "Persian digits → 0-9, ZWNJ and tatweel dropped.",
             _persian_arabic_fold,
+            ascii_is_lower=True,  # its own mappings are all outside ASCII
         ),
     )
 }
