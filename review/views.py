@@ -110,8 +110,8 @@ def queue(request):
                                run=run)
     if not after and not before:
         at = 0
-    # One reverse() for the page, not one per row (each costs a translation and resolver lookup).
-    prefix, suffix = reverse("review:pair", args=[0]).removesuffix("0/"), f"?{carried}" if carried else ""
+    # One link for the page, not one per row (a reverse() costs a translation and a resolver lookup).
+    prefix, suffix = link("review:pair", 0).removesuffix("0/"), f"?{carried}" if carried else ""
     stamp = selectors.review_stamp()  # one read for both counts below
     return render(request, "review/queue.html", {
         "rows": [(p, f"{prefix}{p.pk}/{suffix}") for p in page.rows], "page": page, "carried": carried,
@@ -120,6 +120,7 @@ def queue(request):
         "prev_at": max(0, at - 50), "threshold": selectors.review_threshold(run.near, run.config),
         "below": flt.below, "progress": selectors.run_progress(run, request.user, blind=not all_visible, stamp=stamp),
         "carried_pairs": [(k, v) for k, v in parse_qsl(carried)], "bulk_verdicts": BULK_VERDICTS,
+        "links": {"dashboard": link("review:dashboard", run.pk), "bulk": link("review:bulk_preview")},
         # The filter form is the same HTML for the same filters, run and role: drawn once and kept (its ten
         # widgets were a fifth of the page's CPU).
         "filters_key": (all_visible, run.pk, carried, [(k, v) for k, v in request.GET.lists() if k in FILTER_FIELDS]),
@@ -133,8 +134,8 @@ def next_pair(request):
     pair = services.next_pair(flt, request.user)
     if pair is None:
         messages.info(request, "Nothing left for you to review with these filters.")
-        return redirect(f"{reverse('review:queue')}?{carried}")
-    return redirect(f"{reverse('review:pair', args=[pair.pk])}?{carried}")
+        return redirect(f"{link('review:queue')}?{carried}")
+    return redirect(f"{link('review:pair', pair.pk)}?{carried}")
 
 
 @require_GET
@@ -170,14 +171,14 @@ def judge(request, pk):
     form = JudgementForm(request.POST, presets=selectors.preset_reasons_of(pair.run.corpus_id))
     if not form.is_valid():
         form_errors(request, form, "Not saved: ")
-        return redirect(f"{reverse('review:pair', args=[pk])}?{carried}")
+        return redirect(f"{link('review:pair', pk)}?{carried}")
     try:
         services.judgement_record(pair=pair, reviewer=request.user, **form.cleaned_data)
     except services.ReviewRefused as error:
         messages.error(request, f"Not saved: {error}")
-        return redirect(f"{reverse('review:pair', args=[pk])}?{carried}")
+        return redirect(f"{link('review:pair', pk)}?{carried}")
     messages.success(request, f"Saved {form.cleaned_data['verdict']} for {pair.left.doc_id} · {pair.right.doc_id}.")
-    return redirect(f"{reverse('review:next')}?{carried}")
+    return redirect(f"{link('review:next')}?{carried}")
 
 
 @require_POST
@@ -189,11 +190,11 @@ def undo(request):
     except services.ReviewRefused as error:
         messages.error(request, f"Not undone: {error}")
         if error.pair_id:
-            return redirect(f"{reverse('review:pair', args=[error.pair_id])}?{carried}")
-        return redirect(f"{reverse('review:queue')}?{carried}")
+            return redirect(f"{link('review:pair', error.pair_id)}?{carried}")
+        return redirect(f"{link('review:queue')}?{carried}")
     if withdrawal is None:
         messages.info(request, "Nothing to undo.")
-        return redirect(f"{reverse('review:queue')}?{carried}")
+        return redirect(f"{link('review:queue')}?{carried}")
     if isinstance(withdrawal, ReviewAction):  # a whole cluster or bulk decision
         undone = withdrawal.undoes
         messages.success(request, f"Withdrew your {undone.kind} decision #{undone.pk}: {withdrawal.judgements} "
@@ -201,9 +202,9 @@ def undo(request):
                                   f"is kept).")
         if undone.kind == ReviewAction.Kind.CLUSTER:
             return redirect("review:cluster", run_id=undone.run_id, number=undone.cluster)
-        return redirect(f"{reverse('review:queue')}?{carried}")
+        return redirect(f"{link('review:queue')}?{carried}")
     messages.success(request, f"Withdrew your {withdrawal.supersedes.verdict} on this pair (both records are kept).")
-    return redirect(f"{reverse('review:pair', args=[withdrawal.pair_id])}?{carried}")
+    return redirect(f"{link('review:pair', withdrawal.pair_id)}?{carried}")
 
 
 @require_POST
@@ -212,7 +213,7 @@ def skip(request, pk):
     pair = get_object_or_404(CandidatePair, pk=pk, run__status="complete")
     _, carried, _ = _filters(request, pair)
     services.pair_skip(pair=pair, reviewer=request.user)
-    return redirect(f"{reverse('review:next')}?{carried}")
+    return redirect(f"{link('review:next')}?{carried}")
 
 
 @require_POST
@@ -253,8 +254,8 @@ def arbitration_next(request):
     pair = selectors.next_case(request.user, flt, after=id_param(request, "after"))
     if pair is None:
         messages.info(request, "No case left that you may settle with these filters.")
-        return redirect(_with(reverse("review:arbitration_queue"), carried))
-    return redirect(_with(reverse("review:arbitrate", args=[pair.pk]), carried))
+        return redirect(_with(link("review:arbitration_queue"), carried))
+    return redirect(_with(link("review:arbitrate", pair.pk), carried))
 
 
 @require_http_methods(["GET", "POST"])
@@ -273,7 +274,7 @@ def arbitrate(request, pk):
         else:
             verdict = form.cleaned_data["verdict"]
             messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
-            return redirect(_with(reverse("review:arbitration_next"), carried))
+            return redirect(_with(link("review:arbitration_next"), carried))
     elif request.method == "POST":
         form_errors(request, form, "Not saved: ")
     context = runs.pair_context(pair)
@@ -442,7 +443,7 @@ def cluster_decide(request, run_id, number):
     counts = ", ".join(f"{n} {v}" for v, n in sorted(_verdict_counts(action).items()))
     messages.success(request, f"Cluster {number}: {action.judgements} judgement{'s' if action.judgements != 1 else ''}"
                               f" recorded ({counts}), keeping {action.selection['keeper_doc_id']}.")
-    return redirect(f"{reverse('review:cluster_next', args=[run.pk])}?after={number}")
+    return redirect(f"{link('review:cluster_next', run.pk)}?after={number}")
 
 
 def _verdict_counts(action: ReviewAction) -> dict[str, int]:
@@ -461,7 +462,7 @@ def cluster_next(request, run_id):
     number = decisions.next_cluster(run, request.user, after=id_param(request, "after"))
     if number is None:
         messages.info(request, f"No cluster of run {run.pk} is left for you to decide.")
-        return redirect(f"{reverse('review:queue')}?run={run.pk}&sort=cluster")
+        return redirect(f"{link('review:queue')}?run={run.pk}&sort=cluster")
     return redirect("review:cluster", run_id=run.pk, number=number)
 
 
@@ -477,7 +478,7 @@ def bulk_preview(request):
         plan = decisions.bulk_plan(flt=flt, reviewer=request.user, verdict=verdict)
     except services.ReviewRefused as error:
         messages.error(request, f"No bulk decision: {error}")
-        return redirect(_with(reverse("review:queue"), carried))
+        return redirect(_with(link("review:queue"), carried))
     return render(request, "review/bulk_preview.html", {
         "plan": plan, "verdict": verdict, "carried": carried, "count": len(plan.rows),
         "rows": plan.rows[:50], "filters": [(k, v) for k, v in request.GET.items() if k in FILTER_KEYS],
@@ -499,7 +500,7 @@ def bulk_confirm(request):
             "token", ""), reason=request.POST.get("reason", ""), filters=filters)
     except services.ReviewRefused as error:
         messages.error(request, f"Not recorded: {error}")
-        return redirect(f"{reverse('review:bulk_preview')}?{carried}&verdict={verdict}")
+        return redirect(f"{link('review:bulk_preview')}?{carried}&verdict={verdict}")
     messages.success(request, f"Bulk decision #{action.pk}: {action.judgements} judgements recorded as {verdict} "
                               f"(u, or Undo, withdraws them all).")
-    return redirect(f"{reverse('review:queue')}?{carried}")
+    return redirect(f"{link('review:queue')}?{carried}")
