@@ -10,7 +10,6 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils.datastructures import MultiValueDict
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -319,7 +318,7 @@ def labels_from_verdicts(request, pk):
         return redirect(run)
     messages.success(request, f"Label set {label_set.name}: {label_set.size} settled "
                               f"pair{'' if label_set.size == 1 else 's'}.")
-    return redirect(f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}")
+    return redirect(f"{link('screening:evaluation', run.pk)}?labels={label_set.pk}")
 
 
 @require_GET
