@@ -23,6 +23,7 @@ from django.db.models import Model, QuerySet
 _INT_MARKER = -2_140_000_000
 _STR_MARKER = "\x00prepared-marker-"
 _TIME_MARKER = datetime(1901, 2, 3, 4, 5, 6, 700_000, tzinfo=UTC)
+_LIST_MARKER = -2_100_000_000  # the items of list markers count down from here, clear of the int markers
 
 
 @dataclass
@@ -31,20 +32,29 @@ class _Compiled:
     compiler: object  # the SQLCompiler that compiled it: its select and converters turn rows into results
     sql: str
     params: list
-    slots: list[tuple[int, int, type]]  # (place in params, marker number, the parameter's type)
+    # (place in params, marker number, the parameter's type or "d"; for a list marker the item number, or
+    # None where the whole list is one parameter)
+    slots: list[tuple[int, int, type | str, int | None]]
 
 
 class Prepared:
     """`build(*markers)` returns a queryset. `kinds` names each marker's type, "i" (an integer: ids), "s"
-    (a string) or "d" (an aware datetime), and every value that changes between calls must come in through
-    a marker: anything else is compiled into the SQL for good. `rows(*values)` returns a `values_list`
-    queryset's tuples, `objects` a model queryset's instances (select_related and annotations included).
+    (a string), "d" (an aware datetime) or "l" (a list of `list_length` integers, for `field__in_ids`), and
+    every value that changes between calls must come in through a marker: anything else is compiled into
+    the SQL for good. `rows(*values)` returns a `values_list` queryset's tuples, `objects` a model
+    queryset's instances (select_related and annotations included).
+
+    A list is one array parameter on PostgreSQL (psycopg keeps its parse of a query only for up to 50
+    parameters) and one parameter per item elsewhere, so its length is fixed: pad it with ids no row has.
 
     Compiled once per thread: a compiler belongs to the connection it compiled for, and connections to
     threads."""
 
-    def __init__(self, build: Callable[..., QuerySet], kinds: str = "i", using: str = DEFAULT_DB_ALIAS):
-        self._build, self._kinds, self.using = build, kinds, using
+    def __init__(self, build: Callable[..., QuerySet], kinds: str = "i", using: str = DEFAULT_DB_ALIAS,
+                 list_length: int = 0):
+        if "l" in kinds and list_length < 1:
+            raise ValueError("a list marker needs list_length")
+        self._build, self._kinds, self.using, self._list_length = build, kinds, using, list_length
         self._local = threading.local()
 
     def _marker(self, i: int, kind: str):
@@ -54,7 +64,9 @@ class Prepared:
             return f"{_STR_MARKER}{i}"
         if kind == "d":
             return _TIME_MARKER + timedelta(microseconds=i)
-        raise ValueError(f"no such kind of marker: {kind!r} (i, s or d)")
+        if kind == "l":
+            return [_LIST_MARKER - i * self._list_length - j for j in range(self._list_length)]
+        raise ValueError(f"no such kind of marker: {kind!r} (i, s, d or l)")
 
     def _compile(self) -> _Compiled:
         markers = [self._marker(i, kind) for i, kind in enumerate(self._kinds)]
@@ -67,10 +79,19 @@ class Prepared:
         slots = []
         for at, param in enumerate(params):
             for i, probe in enumerate(probes):
+                if self._kinds[i] == "l":
+                    if isinstance(param, list) and param == probe:
+                        slots.append((at, i, list, None))
+                    elif type(param) is int and param in probe:
+                        slots.append((at, i, int, probe.index(param)))
                 # isinstance: PostgreSQL's backend passes a big integer as psycopg's Int8, kept for the value.
-                if isinstance(param, type(probe)) and param == probe:
-                    slots.append((at, i, "d" if self._kinds[i] == "d" else type(param)))
-        missing = set(range(len(markers))) - {i for _, i, _ in slots}
+                elif isinstance(param, type(probe)) and param == probe:
+                    slots.append((at, i, "d" if self._kinds[i] == "d" else type(param), None))
+        found = {i for _, i, _, item in slots if item is None}
+        every_item = set(range(self._list_length))
+        found |= {i for i, kind in enumerate(self._kinds)
+                  if kind == "l" and {item for _, n, _, item in slots if n == i and item is not None} == every_item}
+        missing = set(range(len(markers))) - found
         if missing:  # a marker the ORM turned into something else (or dropped) would silently keep its value
             raise ValueError(f"markers {sorted(missing)} are not parameters of the compiled query: {sql}")
         _keep_converters(compiler)
@@ -82,14 +103,26 @@ class Prepared:
         compiled = getattr(self._local, "compiled", None)
         if compiled is None or compiled.compiler.connection is not connections[self.using]:
             compiled = self._local.compiled = self._compile()
+        if self._list_length:
+            values = [self._list(value) if kind == "l" else value for value, kind in zip(values, self._kinds)]
         params = list(compiled.params)
         ops = compiled.compiler.connection.ops
-        for at, i, kind in compiled.slots:
+        for at, i, kind, item in compiled.slots:
             if kind == "d":
                 params[at] = ops.adapt_datetimefield_value(values[i])
+            elif kind is list:
+                params[at] = values[i]
+            elif item is not None:
+                params[at] = values[i][item]
             else:
                 params[at] = values[i] if kind is int or kind is str else kind(values[i])
         return compiled, params
+
+    def _list(self, value) -> list[int]:
+        items = [int(v) for v in value]  # as in_ids takes them: integers, never quoted text
+        if len(items) != self._list_length:
+            raise TypeError(f"expected a list of {self._list_length} ids, got {len(items)}")
+        return items
 
     def rows(self, *values) -> list[tuple]:
         compiled, params = self._with(values)

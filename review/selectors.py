@@ -48,8 +48,6 @@ sees_all = sees_all_verdicts  # the review app's name for the rule, which dedup_
 _MY_VERDICT_COUNT = Prepared(lambda run_id, reviewer_id: CurrentVerdict.objects.filter(
     run_id=run_id, reviewer_id=reviewer_id).exclude(verdict=WITHDRAWN).order_by().values("run_id")
     .annotate(n=Count("id")).values_list("n"), kinds="ii")
-_MY_CURRENT_VERDICT = Prepared(lambda pair_id, reviewer_id: CurrentVerdict.objects.filter(
-    pair_id=pair_id, reviewer_id=reviewer_id).exclude(verdict=WITHDRAWN).values_list("verdict")[:1], kinds="ii")
 _MY_JUDGEMENTS = Prepared(lambda pair_id, reviewer_id: Judgement.objects.filter(
     pair_id=pair_id, reviewer_id=reviewer_id).order_by("-created_at", "-id").values_list(
     "created_at", "verdict", "reason", "retained", "related_source"), kinds="ii")
@@ -285,9 +283,9 @@ _LISTED = 50  # pairs a kept listing query reads at once (a queue page's worth);
 _LISTING_COLUMNS = ("pk", "run_id", "run__corpus__name", "pass_name", "jaccard", "cluster", "revision_signals",
                     "status", "final_verdict", "left__doc_id", "right__doc_id", "mine", "flag", "suggested_verdict",
                     "suggestion_confidence", "left__title", "right__title")
-_LISTING = Prepared(lambda reviewer_id, *ids: CandidatePair.objects.filter(pk__in=list(ids)).annotate(
+_LISTING = Prepared(lambda reviewer_id, ids: CandidatePair.objects.filter(pk__in_ids=ids).annotate(
     mine=Subquery(CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id).exclude(
-        verdict=WITHDRAWN).values("verdict")[:1])).values_list(*_LISTING_COLUMNS), kinds="i" * (1 + _LISTED))
+        verdict=WITHDRAWN).values("verdict")[:1])).values_list(*_LISTING_COLUMNS), kinds="il", list_length=_LISTED)
 
 
 def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True,
@@ -300,7 +298,7 @@ def _rows_for_listing(ids: list[int], reviewer=None, all_visible: bool = True,
     read = []
     for start in range(0, len(ids), _LISTED):
         batch = ids[start:start + _LISTED]
-        read += _LISTING.rows(reviewer_id, *batch, *[0] * (_LISTED - len(batch)))
+        read += _LISTING.rows(reviewer_id, [*batch, *[0] * (_LISTED - len(batch))])
     thresholds = {run.pk: review_threshold(run.near, run.config)} if run is not None else {}
     if missing := {values[1] for values in read} - thresholds.keys():
         thresholds.update((pk, review_threshold(near, config)) for pk, near, config in
@@ -542,22 +540,29 @@ def took_part(pair: CandidatePair, user) -> bool:
 
 
 _PAIR_FOR_REVIEW = Prepared(lambda pk, reviewer_id: CandidatePair.objects.filter(
-    pk=pk, run__status="complete").select_related("run__corpus", "panes").annotate(lease_until=Subquery(
-        Lease.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id).values("expires_at")[:1])), kinds="ii")
+    pk=pk, run__status="complete").select_related("run__corpus", "panes").annotate(
+        lease_until=Subquery(Lease.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id)
+                             .values("expires_at")[:1]),
+        my_verdict=Subquery(CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id)
+                            .exclude(verdict=WITHDRAWN).values("verdict")[:1]),
+        own_presets=Subquery(ReviewPolicy.objects.filter(corpus_id=OuterRef("run__corpus_id")).order_by("id")
+                             .values("preset_reasons")[:1])), kinds="ii")
 
 
 def pair_for_review(pk: int, user) -> CandidatePair | None:
-    """A pair of a complete run as the review page reads it: with its run, corpus and kept panes in the same
-    query, and `lease_until`, the end of this user's lease on it (None without one)."""
+    """A pair of a complete run as the review page reads it, in one query: with its run, corpus and kept
+    panes; `lease_until`, the end of this user's lease on it (None without one); `my_verdict`, their current
+    verdict (None without one); `own_presets`, the corpus's own preset reasons (None without a policy)."""
     if not 0 < pk <= MAX_ID:  # what no id column holds: not found, as the ORM's range check answers
         return None
     return _PAIR_FOR_REVIEW.one(pk, user.pk)
 
 
 def pair_view(pair: CandidatePair, user) -> dict:
-    """What the review page shows of a pair's record to this user: their own judgements; other reviewers'
-    and the arbitration only once they have given theirs (blind review); the status as they may see it."""
-    current = (_MY_CURRENT_VERDICT.first(pair.pk, user.pk) or ("",))[0]  # their verdict, "" without one
+    """What the review page shows of a pair's record to this user (the pair as pair_for_review reads it):
+    their own judgements; other reviewers' and the arbitration only once they have given theirs (blind
+    review); the status as they may see it; the preset reasons."""
+    current = pair.my_verdict or ""  # read with the pair (pair_for_review)
     all_visible = sees_all(user)
     status, _ = shown_status(pair.status, pair.final_verdict, mine=current, all_visible=all_visible,
                              flag=pair.flag)
@@ -569,6 +574,7 @@ def pair_view(pair: CandidatePair, user) -> dict:
         "arbitrations": pair.arbitrations.select_related("arbiter") if current else None,
         "settled_by_arbiter": bool(current) and pair.arbitrations.exists(),
         "progress": run_progress(pair.run, user, blind=not all_visible),
+        "presets": _with_defaults(pair.own_presets),
     }
 
 
@@ -634,7 +640,11 @@ def review_policy_of(corpus) -> ReviewPolicy | None:
 
 def preset_reasons_of(corpus_id: int) -> dict[str, str]:
     """The reason each verdict records when the reviewer types none: the corpus's own, else the defaults."""
-    own = (_PRESET_REASONS.first(corpus_id) or ({},))[0] or {}
+    return _with_defaults((_PRESET_REASONS.first(corpus_id) or (None,))[0])
+
+
+def _with_defaults(own: dict | None) -> dict[str, str]:
+    own = own or {}
     return {verdict: own.get(verdict, text) for verdict, text in PRESET_REASONS.items()}
 
 

@@ -155,7 +155,6 @@ def pair_review(request, pk):
                   "lease": link("review:lease", pair.pk)},
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
         "verdict_radios": VERDICT_RADIOS, "retained_radios": RETAINED_RADIOS,
-        "presets": selectors.preset_reasons_of(pair.run.corpus_id),
     })
     return render(request, "review/pair.html", context)
 

@@ -88,6 +88,53 @@ def test_objects_come_with_their_related_rows_and_annotations(import_records, ed
 
 
 @pytest.mark.django_db
+def test_the_pair_page_read_brings_the_readers_verdict_and_the_corpus_presets(import_records, editor, editor2):
+    from review import selectors, services
+    from review.models import ReviewPolicy
+
+    run = seed_run(import_records)
+    pair = run.pairs.order_by("pk").first()
+    assert selectors.pair_for_review(pair.pk, editor).my_verdict is None
+    assert selectors.pair_for_review(pair.pk, editor).own_presets is None  # no policy: the defaults
+    services.judgement_record(pair=pair, reviewer=editor, verdict="keep-both", reason="two channels")
+    ReviewPolicy.objects.create(corpus=run.corpus, preset_reasons={"keep-both": "两个渠道"})
+    mine, theirs = selectors.pair_for_review(pair.pk, editor), selectors.pair_for_review(pair.pk, editor2)
+    assert (mine.my_verdict, theirs.my_verdict) == ("keep-both", None)
+    assert mine.own_presets == {"keep-both": "两个渠道"}
+    assert selectors.pair_view(mine, editor)["presets"] == selectors.preset_reasons_of(run.corpus_id)
+    assert selectors.pair_view(mine, editor)["presets"]["keep-both"] == "两个渠道"
+    assert selectors.pair_view(theirs, editor2)["current"] == ""
+
+
+@pytest.mark.django_db
+def test_a_list_marker_takes_each_calls_ids_in_one_array_on_postgresql(import_records, editor):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from screening.models import CandidatePair
+
+    pks = list(seed_run(import_records).pairs.order_by("pk").values_list("pk", flat=True))
+    prepared = Prepared(lambda run_id, ids: CandidatePair.objects.filter(run_id=run_id, pk__in_ids=ids)
+                        .order_by("pk").values_list("pk", "jaccard"), kinds="il", list_length=3)
+    run_id = CandidatePair.objects.get(pk=pks[0]).run_id
+    for ids in ([pks[0], pks[1], pks[2]], [pks[-1], 0, 0], [0, 0, 0], [pks[2], pks[2], 10**9]):
+        expected = list(CandidatePair.objects.filter(run_id=run_id, pk__in=ids).order_by("pk")
+                        .values_list("pk", "jaccard"))
+        assert prepared.rows(run_id, ids) == expected, ids
+    assert prepared.rows(run_id + 1, pks[:3]) == []
+    with CaptureQueriesContext(connection) as seen:
+        prepared.rows(run_id, (str(pk) for pk in pks[:3]))  # integers as in_ids takes them
+    # PostgreSQL: one array parameter, whatever the length (psycopg keeps its parse for up to 50).
+    assert ("= ANY(" in seen[0]["sql"]) == (connection.vendor == "postgresql")
+    with pytest.raises(TypeError, match="expected a list of 3 ids, got 2"):
+        prepared.rows(run_id, pks[:2])
+    with pytest.raises(ValueError):
+        prepared.rows(run_id, ["1; DROP TABLE x", 0, 0])
+    with pytest.raises(ValueError, match="list_length"):
+        Prepared(lambda ids: CandidatePair.objects.filter(pk__in_ids=ids), kinds="l")
+
+
+@pytest.mark.django_db
 def test_a_datetime_marker_takes_each_calls_instant(import_records, editor, editor2):
     from datetime import timedelta
 
