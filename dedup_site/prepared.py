@@ -23,6 +23,7 @@ from django.db.models import Model, QuerySet
 _INT_MARKER = -2_140_000_000
 _STR_MARKER = "\x00prepared-marker-"
 _TIME_MARKER = datetime(1901, 2, 3, 4, 5, 6, 700_000, tzinfo=UTC)
+_FLOAT_MARKER = -(2.0**-900)  # a score no row holds; exact in binary, so it compares equal after the ORM
 _LIST_MARKER = -2_100_000_000  # the items of list markers count down from here, clear of the int markers
 
 
@@ -39,7 +40,8 @@ class _Compiled:
 
 class Prepared:
     """`build(*markers)` returns a queryset. `kinds` names each marker's type, "i" (an integer: ids), "s"
-    (a string), "d" (an aware datetime) or "l" (a list of `list_length` integers, for `field__in_ids`), and
+    (a string), "f" (a float: scores), "d" (an aware datetime) or "l" (a list of `list_length` integers,
+    for `field__in_ids`), and
     every value that changes between calls must come in through a marker: anything else is compiled into
     the SQL for good. `rows(*values)` returns a `values_list` queryset's tuples, `objects` a model
     queryset's instances (select_related and annotations included).
@@ -64,9 +66,11 @@ class Prepared:
             return f"{_STR_MARKER}{i}"
         if kind == "d":
             return _TIME_MARKER + timedelta(microseconds=i)
+        if kind == "f":
+            return _FLOAT_MARKER * (i + 1)
         if kind == "l":
             return [_LIST_MARKER - i * self._list_length - j for j in range(self._list_length)]
-        raise ValueError(f"no such kind of marker: {kind!r} (i, s, d or l)")
+        raise ValueError(f"no such kind of marker: {kind!r} (i, s, f, d or l)")
 
     def _compile(self) -> _Compiled:
         markers = [self._marker(i, kind) for i, kind in enumerate(self._kinds)]
@@ -115,7 +119,7 @@ class Prepared:
             elif item is not None:
                 params[at] = values[i][item]
             else:
-                params[at] = values[i] if kind is int or kind is str else kind(values[i])
+                params[at] = values[i] if kind is int or kind is str or kind is float else kind(values[i])
         return compiled, params
 
     def _list(self, value) -> list[int]:

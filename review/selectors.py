@@ -238,12 +238,32 @@ class QueuePage:
     prev: str = ""  # cursor of the page before this one, "" on the first page
 
 
+# A run's queue by score with no other filter, as most queue pages ask for it, compiled once: its ids after a
+# cursor (markers in the cursor's text, so the SQL is after_cursor's own), and whether any come before one.
+_BY_SCORE = Prepared(lambda run_id, threshold: CandidatePair.objects.filter(run_id=run_id, jaccard__gte=threshold)
+                     .order_by("-jaccard", "id").values_list("pk")[:_LISTED + 1], kinds="if")
+_BY_SCORE_AFTER = Prepared(lambda run_id, threshold, score, pk: CandidatePair.objects.filter(
+    after_cursor("score", f"{score!r}:{pk}"), run_id=run_id, jaccard__gte=threshold).order_by("-jaccard", "id")
+    .values_list("pk")[:_LISTED + 1], kinds="iffi")
+_BY_SCORE_BEFORE = Prepared(lambda run_id, threshold, score, pk: CandidatePair.objects.filter(
+    before_cursor("score", f"{score!r}:{pk}"), run_id=run_id, jaccard__gte=threshold).values_list("pk")[:1],
+    kinds="iffi")
+
+
+def _by_score(flt: QueueFilter, run: ScreeningRun | None, limit: int) -> bool:
+    """Whether this page is a run's queue by score with no other filter (the kept queries above)."""
+    return (limit == _LISTED and run is not None and flt == QueueFilter(run=run.pk)
+            and run.status == ScreeningRun.Status.COMPLETE)
+
+
 def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None, all_visible: bool = True,
                before: str = "", run: ScreeningRun | None = None) -> QueuePage:
     """One page of the queue after the keyset cursor `after` (or the page before `before`), with the
     cursors of the pages on either side. With a reviewer, each row says whether they have a current verdict
     on it; unless `all_visible`, rows they have not judged show no status or verdict that others' verdicts
     decided (blind review)."""
+    if _by_score(flt, run, limit) and not before:
+        return _page_by_score(run, after, reviewer, all_visible)
     pairs = flt.apply(CandidatePair.objects.all(), run)
     if before:
         # Walk backwards from the cursor, then put the page back in queue order.
@@ -264,6 +284,22 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None
                                                           ).exists()
     return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if more and rows else "",
                      cursor_of(flt.sort, rows[0]) if earlier else "")
+
+
+def _page_by_score(run: ScreeningRun, after: str, reviewer, all_visible: bool) -> QueuePage:
+    """queue_page for a run's queue by score with no other filter, through the kept queries (the same SQL
+    as the queryset's: test_queue)."""
+    threshold = review_threshold(run.near, run.config)
+    if after:
+        score, _, pk = after.partition(":")  # as after_cursor reads it: BadCursor for what cursor_of did not write
+        ids = [pk for pk, in _BY_SCORE_AFTER.rows(run.pk, threshold, _number(score, float), _number(pk, int))]
+    else:
+        ids = [pk for pk, in _BY_SCORE.rows(run.pk, threshold)]
+    rows = _rows_for_listing(ids[:_LISTED], reviewer, all_visible, run)
+    earlier = bool(after) and bool(rows) and bool(_BY_SCORE_BEFORE.rows(run.pk, threshold, rows[0].jaccard,
+                                                                        rows[0].pk))
+    return QueuePage(rows, cursor_of("score", rows[-1]) if len(ids) > _LISTED and rows else "",
+                     cursor_of("score", rows[0]) if earlier else "")
 
 
 def queue_count(flt: QueueFilter, stamp: tuple[int, int] | None = None) -> int:

@@ -135,6 +135,19 @@ def test_a_list_marker_takes_each_calls_ids_in_one_array_on_postgresql(import_re
 
 
 @pytest.mark.django_db
+def test_a_float_marker_takes_each_calls_score(import_records):
+    from screening.models import CandidatePair
+
+    run = seed_run(import_records)
+    prepared = Prepared(lambda run_id, low: CandidatePair.objects.filter(run_id=run_id, jaccard__gte=low)
+                        .order_by("pk").values_list("pk"), kinds="if")
+    scores = sorted(set(run.pairs.values_list("jaccard", flat=True)))
+    for low in (0.0, *scores, scores[-1] + 1e-12, 2.0):
+        expected = list(run.pairs.filter(jaccard__gte=low).order_by("pk").values_list("pk"))
+        assert prepared.rows(run.pk, low) == expected, low
+
+
+@pytest.mark.django_db
 def test_a_datetime_marker_takes_each_calls_instant(import_records, editor, editor2):
     from datetime import timedelta
 

@@ -87,6 +87,34 @@ def test_the_queue_pages_both_ways(spread_run, sort):
 
 
 @pytest.mark.django_db
+def test_a_runs_queue_by_score_reads_through_kept_queries_the_same_pages(spread_run, editor, editor2):
+    from screening.models import ScreeningRun
+
+    config = {**spread_run.config, "near": {**spread_run.config["near"], "threshold": 0.3}}
+    ScreeningRun.objects.filter(pk=spread_run.pk).update(config=config)  # every stored pair: pages to walk
+    run = selectors.complete_run(spread_run.pk)
+    flt = selectors.QueueFilter(run=run.pk)
+    assert selectors._by_score(flt, run, 50) and not selectors._by_score(
+        selectors.QueueFilter(run=run.pk, status="pending"), run, 50)
+    first = CandidatePair.objects.filter(run=run).order_by("-jaccard", "id").first()
+    services.judgement_record(pair=first, reviewer=editor, verdict="keep-both", reason="r")
+    pages, cursor = 0, ""
+    while True:
+        kept = selectors.queue_page(flt, after=cursor, reviewer=editor2, all_visible=False, run=run)
+        # Without the run read beforehand, the page comes from the queryset.
+        assert kept == selectors.queue_page(flt, after=cursor, reviewer=editor2, all_visible=False)
+        pages += 1
+        if not kept.next:
+            break
+        cursor = kept.next
+    assert pages > 2 and kept.prev
+    top = selectors.queue_page(flt, after="1.5:0", run=run)  # a cursor before every pair: the first page
+    assert top == selectors.queue_page(flt, after="1.5:0") and top.rows[0].pk == first.pk and top.prev == ""
+    with pytest.raises(selectors.BadCursor):
+        selectors.queue_page(flt, after="0.5:x", run=run)
+
+
+@pytest.mark.django_db
 def test_the_queue_opens_on_the_latest_run_with_a_picker(import_records, editor_client):
     older = seed_run(import_records)
     newer = completed_run("zh", near=True)
