@@ -71,8 +71,9 @@ def _clean(verdict: str, reason: str, retained: str, allowed) -> tuple[str, str]
 # Kept queries (dedup_site.prepared) for what every judgement and lease reads under the pair's lock.
 _LOCKED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_for_update().select_related("run")
                         .filter(pk=pk))
-_LOCKED_PAIR_ONLY = Prepared(lambda pk: CandidatePair.objects.select_for_update(of=("self",))
-                             .select_related("run").filter(pk=pk))
+# What a lease decides on, as two values: building the pair and its run as model instances cost more.
+_LOCKED_PAIR_STATE = Prepared(lambda pk: CandidatePair.objects.select_for_update(of=("self",)).filter(pk=pk)
+                              .values_list("status", "run__reviews_required"))
 _JUDGED_AND_LEASED = Prepared(lambda pk, now: CurrentVerdict.objects.filter(pair_id=pk).exclude(verdict=WITHDRAWN)
                               .annotate(leased=Value(False)).values_list("reviewer_id", "leased").union(
     Lease.objects.filter(pair_id=pk, expires_at__gt=now).annotate(leased=Value(True)).values_list(
@@ -107,10 +108,10 @@ def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
             f"it, so it is not recorded — ask an arbiter if the decision should be reviewed", pair.pk)
 
 
-def _judged_and_leased(pair: CandidatePair, now) -> tuple[set[int], set[int]]:
+def _judged_and_leased(pair_id: int, now) -> tuple[set[int], set[int]]:
     """Reviewers with a current verdict on the pair, and those with an unexpired lease: one query."""
     judged, leased = set(), set()
-    for reviewer_id, is_lease in _JUDGED_AND_LEASED.rows(pair.pk, now):
+    for reviewer_id, is_lease in _JUDGED_AND_LEASED.rows(pair_id, now):
         (leased if is_lease else judged).add(reviewer_id)
     return judged, leased
 
@@ -128,7 +129,7 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
                  action=None) -> Judgement:
     """judgement_record's rules and writes for a pair already locked in the caller's transaction (cluster and
     bulk decisions record many this way, all or none)."""
-    judged, leased = _judged_and_leased(pair, timezone.now())
+    judged, leased = _judged_and_leased(pair.pk, timezone.now())
     if reviewer.pk not in judged:
         # Blind review: whoever has no verdict on the pair (never gave one, or withdrew it) learns nothing of
         # how it stands, only that it wants no more reviewers (the same words whether it is held, settled,
@@ -312,18 +313,21 @@ def lease_hold(*, pair: CandidatePair, reviewer, current: str) -> bool:
 
 def _lease_locked(pair_id: int, reviewer, seconds: int) -> bool:
     with transaction.atomic():
-        pair = _locked(_LOCKED_PAIR_ONLY, pair_id)
+        state = _LOCKED_PAIR_STATE.first(pair_id)
+        if state is None:
+            raise CandidatePair.DoesNotExist(f"no pair {pair_id}")
+        status, reviews_required = state
         now = timezone.now()
-        judged, leased = _judged_and_leased(pair, now)
+        judged, leased = _judged_and_leased(pair_id, now)
         if reviewer.pk in judged:
             return True  # their verdict already holds a place; no lease needed
-        if pair.status not in (PENDING, JUDGED):
+        if status not in (PENDING, JUDGED):
             return False
-        if len((judged | leased) - {reviewer.pk}) >= pair.run.reviews_required:
+        if len((judged | leased) - {reviewer.pk}) >= reviews_required:
             return False
         # One upsert. A lapsed lease counts for nobody (every read asks for an unexpired one), so it is
         # renewed in place here or removed on save or skip rather than swept on every take.
-        upsert(Lease, {"pair_id": pair.pk, "reviewer_id": reviewer.pk, "expires_at": now + timedelta(seconds=seconds)},
+        upsert(Lease, {"pair_id": pair_id, "reviewer_id": reviewer.pk, "expires_at": now + timedelta(seconds=seconds)},
                unique=("pair", "reviewer"), update=("expires_at",))
     return True
 

@@ -217,6 +217,21 @@ def test_a_settled_pair_opens_without_a_lease_or_a_lock_held_only_by_its_judge(i
 
 
 @pytest.mark.django_db
+def test_a_pending_pairs_first_opening_locks_only_the_pair_row_to_take_its_lease(import_records, editor,
+                                                                               editor_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    pair = copies_run(import_records, 2).pairs.order_by("pk").first()
+    with CaptureQueriesContext(connection) as queries:
+        page = editor_client.get(reverse("review:pair", args=[pair.pk])).content.decode()
+    assert 'id="lease-form"' in page and Lease.objects.filter(pair=pair, reviewer=editor).exists()
+    if connection.features.has_select_for_update:  # PostgreSQL: the pair's row alone, not its run's
+        locked = [q["sql"] for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
+        assert len(locked) == 1 and locked[0].endswith('FOR UPDATE OF "screening_candidatepair"')
+
+
+@pytest.mark.django_db
 def test_save_and_next_follows_the_pair_whatever_run_the_filters_named(import_records, editor, editor_client):
     first_run = copies_run(import_records, 2, corpus="one")
     second_run = copies_run(import_records, 2, corpus="two")
