@@ -111,7 +111,7 @@ def queue(request):
         at = 0
     # One link for the page, not one per row (a reverse() costs a translation and a resolver lookup).
     prefix, suffix = link("review:pair", 0).removesuffix("0/"), f"?{carried}" if carried else ""
-    stamp = selectors.review_stamp()  # one read for both counts below
+    stamp = selectors.stamp_of(run)  # read with the run, for both counts below
     return render(request, "review/queue.html", {
         "rows": [(p, f"{prefix}{p.pk}/{suffix}") for p in page.rows], "page": page, "carried": carried,
         "form": form, "run": run, "runs": selectors.reviewable_runs(), "total": selectors.queue_count(flt, stamp),

@@ -107,6 +107,27 @@ def test_the_pair_page_read_brings_the_readers_verdict_and_the_corpus_presets(im
 
 
 @pytest.mark.django_db
+def test_the_run_and_pair_reads_bring_the_review_stamp(import_records, editor, editor2):
+    from review import selectors, services
+
+    run = seed_run(import_records)
+    pair = run.pairs.order_by("pk").first()
+
+    def stamps():
+        return (selectors.stamp_of(selectors.complete_run(run.pk)),
+                selectors.stamp_of(selectors.pair_for_review(pair.pk, editor)), selectors.review_stamp())
+
+    assert stamps() == ((0, 0),) * 3
+    services.judgement_record(pair=pair, reviewer=editor, verdict="keep-both", reason="r")
+    first = stamps()
+    other = run.pairs.order_by("pk")[1]
+    services.judgement_record(pair=other, reviewer=editor2, verdict="merge-entry", reason="r")
+    second = stamps()
+    assert first[0] == first[1] == first[2] and first[2][0] > 0
+    assert second[0] == second[1] == second[2] and second[2][0] > first[2][0]
+
+
+@pytest.mark.django_db
 def test_a_list_marker_takes_each_calls_ids_in_one_array_on_postgresql(import_records, editor):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
