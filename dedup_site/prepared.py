@@ -41,10 +41,9 @@ class _Compiled:
 class Prepared:
     """`build(*markers)` returns a queryset. `kinds` names each marker's type, "i" (an integer: ids), "s"
     (a string), "f" (a float: scores), "d" (an aware datetime) or "l" (a list of `list_length` integers,
-    for `field__in_ids`), and
-    every value that changes between calls must come in through a marker: anything else is compiled into
-    the SQL for good. `rows(*values)` returns a `values_list` queryset's tuples, `objects` a model
-    queryset's instances (select_related and annotations included).
+    for `field__in_ids`), and every value that changes between calls must come in through a marker:
+    anything else is compiled into the SQL for good. `rows(*values)` returns a `values_list` queryset's
+    tuples, `objects` a model queryset's instances (select_related and annotations included).
 
     A list is one array parameter on PostgreSQL (psycopg keeps its parse of a query only for up to 50
     parameters) and one parameter per item elsewhere, so its length is fixed: pad it with ids no row has.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
@@ -277,43 +278,44 @@ def queue_page(flt: QueueFilter, after: str = "", limit: int = 50, reviewer=None
     on it; unless `all_visible`, rows they have not judged show no status or verdict that others' verdicts
     decided (blind review)."""
     if _by_score(flt, run, limit) and not before:
-        return _page_by_score(run, after, reviewer, all_visible)
-    pairs = flt.apply(CandidatePair.objects.all(), run)
-    if before:
-        # Walk backwards from the cursor, then put the page back in queue order.
-        ids = list(pairs.filter(before_cursor(flt.sort, before)).order_by(*flt.ordering(reverse=True))
-                   .values_list("pk", flat=True)[: limit + 1])
-        earlier = len(ids) > limit
-        ids = ids[:limit][::-1]
-        rows = _rows_for_listing(ids, reviewer, all_visible, run)
-        return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if rows else "",
-                         cursor_of(flt.sort, rows[0]) if earlier and rows else "")
-    # First the page's ids alone, a walk of the (run, sort key) index that no join or stale planner
-    # statistics can turn into a sort of the whole run; then those rows, without the document bodies.
-    page = pairs.filter(after_cursor(flt.sort, after)) if after else pairs
-    ids = list(page.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
+        ids, any_before = _reads_by_score(run, after)
+    else:
+        pairs = flt.apply(CandidatePair.objects.all(), run)
+        if before:
+            # Walk backwards from the cursor, then put the page back in queue order.
+            ids = list(pairs.filter(before_cursor(flt.sort, before)).order_by(*flt.ordering(reverse=True))
+                       .values_list("pk", flat=True)[: limit + 1])
+            earlier = len(ids) > limit
+            ids = ids[:limit][::-1]
+            rows = _rows_for_listing(ids, reviewer, all_visible, run)
+            return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if rows else "",
+                             cursor_of(flt.sort, rows[0]) if earlier and rows else "")
+        # First the page's ids alone, a walk of the (run, sort key) index that no join or stale planner
+        # statistics can turn into a sort of the whole run; then those rows, without the document bodies.
+        page = pairs.filter(after_cursor(flt.sort, after)) if after else pairs
+        ids = list(page.order_by(*flt.ordering()).values_list("pk", flat=True)[: limit + 1])
+
+        def any_before(row: QueueRow) -> bool:
+            return pairs.filter(before_cursor(flt.sort, cursor_of(flt.sort, row))).exists()
+
     more = len(ids) > limit
     rows = _rows_for_listing(ids[:limit], reviewer, all_visible, run)
-    earlier = bool(after) and bool(rows) and pairs.filter(before_cursor(flt.sort, cursor_of(flt.sort, rows[0]))
-                                                          ).exists()
+    earlier = bool(after) and bool(rows) and any_before(rows[0])
     return QueuePage(rows, cursor_of(flt.sort, rows[-1]) if more and rows else "",
                      cursor_of(flt.sort, rows[0]) if earlier else "")
 
 
-def _page_by_score(run: ScreeningRun, after: str, reviewer, all_visible: bool) -> QueuePage:
-    """queue_page for a run's queue by score with no other filter, through the kept queries (the same SQL
-    as the queryset's: test_queue)."""
+def _reads_by_score(run: ScreeningRun, after: str) -> tuple[list[int], Callable[[QueueRow], bool]]:
+    """queue_page's two reads for a run's queue by score with no other filter, through the kept queries (the
+    same SQL as the queryset's: test_queue): the page's ids after the cursor, and whether any pair comes
+    before a row."""
     threshold = review_threshold(run.near, run.config)
     if after:
         score, _, pk = after.partition(":")  # as after_cursor reads it: BadCursor for what cursor_of did not write
         ids = [pk for pk, in _BY_SCORE_AFTER.rows(run.pk, threshold, _number(score, float), _number(pk, int))]
     else:
         ids = [pk for pk, in _BY_SCORE.rows(run.pk, threshold)]
-    rows = _rows_for_listing(ids[:_LISTED], reviewer, all_visible, run)
-    earlier = bool(after) and bool(rows) and bool(_BY_SCORE_BEFORE.rows(run.pk, threshold, rows[0].jaccard,
-                                                                        rows[0].pk))
-    return QueuePage(rows, cursor_of("score", rows[-1]) if len(ids) > _LISTED and rows else "",
-                     cursor_of("score", rows[0]) if earlier else "")
+    return ids, lambda row: bool(_BY_SCORE_BEFORE.rows(run.pk, threshold, row.jaccard, row.pk))
 
 
 def queue_count(flt: QueueFilter, stamp: tuple[int, int] | None = None) -> int:
