@@ -170,12 +170,30 @@ def test_a_batch_of_verification_hashes_equals_the_keyed_reference_text_by_text(
     # shorter than a shingle, empty, and one folding to 18 times its length (more than the batch's buffer).
     texts = [random_text(rng) for _ in range(40)] + [
         "e\u0301te\u0301 café", "한국어 텍스트", "emoji \U0001F600 here", "abc", "", "\uFDFA" * 300,
-        *SEED001_TEXTS.values()]
+        "abcdefg" * 700, *SEED001_TEXTS.values()]
     rng.shuffle(texts)
     batch = fast.verify_hashes_many(texts, policy, spec, KEY)
     for text, hashes in zip(texts, batch, strict=True):
         expected = sorted({shingle.verify_hash64(s, KEY) for s in shingle.shingles(text, policy, spec)})
         assert hashes.tolist() == expected, text
+
+
+def test_the_bucket_sort_of_hashes_equals_numpys_unique_and_gives_up_on_many_repeated_values():
+    rng = np.random.default_rng(8)
+    spare, counts = np.empty(6000, dtype=np.uint64), np.empty(12_002, dtype=np.int64)  # for 5,462 values
+    for n in (0, 1, 2, 3, 17, 1000, 4097):
+        values = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+        values = np.concatenate([values, values[: n // 3]])  # repeats
+        rng.shuffle(values)
+        edge = np.array([9, 1, 5, 1, 0], dtype=np.uint64)
+        padded = np.concatenate([edge, values, edge])  # sorts values[lo:hi] only
+        kept = fast._sort_unique(padded, 5, 5 + values.size, spare, counts)
+        assert padded[5 : 5 + kept].tolist() == np.unique(values).tolist()
+        assert padded[:5].tolist() == padded[-5:].tolist() == edge.tolist()
+    # Two different values with the same top bits, each repeated and interleaved: too many moves, left as is.
+    crafted = np.array([3, 2] * 200, dtype=np.uint64)
+    assert fast._sort_unique(crafted, 0, crafted.size, spare, counts) == -1
+    assert crafted.tolist() == [3, 2] * 200
 
 
 def test_pair_counts_and_template_counts_equal_the_merges_by_binary_search():
