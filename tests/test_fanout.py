@@ -34,6 +34,13 @@ def pairs(run: ScreeningRun) -> list[tuple]:
                   for p in run.pairs.select_related("left", "right"))
 
 
+def evidence(run: ScreeningRun) -> list[tuple]:
+    """What a chunk job hands the publishing job through Redis besides the scores."""
+    return sorted((p.left.doc_id, p.right.doc_id, p.minhash_estimate, p.template_share, p.jaccard_without_template,
+                   p.revision_signals, sorted(p.evidence.items()))
+                  for p in run.pairs.filter(pass_name="near").select_related("left", "right"))
+
+
 @pytest.mark.django_db(transaction=True)
 def test_many_chunks_on_two_workers_give_the_pairs_of_one_worker(import_records, worker_process, queue, settings):
     records = family_records()
@@ -55,6 +62,8 @@ def test_many_chunks_on_two_workers_give_the_pairs_of_one_worker(import_records,
     run.refresh_from_db()
     assert run.status == "complete", run.error
     assert pairs(run) == pairs(single)
+    assert evidence(run) == evidence(single)
+    assert any(signals for *_, signals, _ in evidence(run))
     assert run.stats["near"]["newly_signed"] == 0  # every signature came from the chunk jobs
     assert run.stats["near"]["lsh_candidates"] > 100  # so verification was split into several chunks too
     assert run.stats["near"]["below_floor"] == single.stats["near"]["below_floor"]

@@ -5,7 +5,6 @@ that knows these keys."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 import traceback
@@ -224,7 +223,7 @@ def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
                                            lambda fraction, stage: None)
     # Keyed by chunk number: a chunk run twice (retried after a kill) leaves one result.
     connection.hset(_key(run_id, "verified"), str(number), json.dumps(
-        {"pairs": [dataclasses.astuple(p) for p in found], "below_floor": below_floor}))
+        {"pairs": [p.as_row() for p in found], "below_floor": below_floor}))
     connection.expire(_key(run_id, "verified"), progress.TTL)
     _report_stages(run_id, {"exact": 1.0, "sign": 1.0, "band": 1.0, "verify": _chunk_done(run_id, "verify")},
                    "verify")
