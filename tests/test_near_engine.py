@@ -200,16 +200,26 @@ def test_pair_counts_and_template_counts_equal_the_merges_by_binary_search():
     rng = np.random.default_rng(6)
     pool = np.unique(rng.integers(0, 2**64 - 1, size=5200, dtype=np.uint64))[:5000]
     template = np.unique(rng.choice(pool, size=800, replace=False))
-    keys, head, _ = fast.template_index(template)
+    index = fast.template_index(template)
     for shared_share in (0.0, 0.05, 0.5, 0.95, 1.0):
         x = np.unique(rng.choice(pool, size=1500, replace=False))
         keep = x[rng.random(x.size) < shared_share]
         y = np.unique(np.concatenate([keep, rng.choice(np.setdiff1d(pool, x), size=1500 - keep.size, replace=False)]))
         shared, shared_t, x_t, y_t = fast.template_counts(x, y, template)
         assert shared == len(set(x.tolist()) & set(y.tolist())) == fast.intersection_size(x, y)
-        assert fast.pair_counts(x, y, keys, head) == (shared, shared_t)
-        assert (fast.template_count(x, keys, head), fast.template_count(y, keys, head)) == (x_t, y_t)
-    assert fast.intersection_size(x[:0], y) == 0 and fast.pair_counts(x, y[:0], keys, head) == (0, 0)
+        assert fast.pair_counts(x, y, *index) == (shared, shared_t)
+        assert (fast.template_count(x, *index), fast.template_count(y, *index)) == (x_t, y_t)
+    assert fast.intersection_size(x[:0], y) == 0 and fast.pair_counts(x, y[:0], *index) == (0, 0)
+
+
+def test_template_lookups_tell_zero_and_values_sharing_a_slot_apart():
+    # 0 marks a free slot of the template's table, and values equal in their low bits share a slot.
+    template = np.array([0, 5, 5 + 2**20, 5 + 2**21, 2**63], dtype=np.uint64)
+    x = np.array([0, 5, 5 + 2**21, 5 + 2**22, 7, 2**63], dtype=np.uint64)
+    with_zero, without_zero = fast.template_index(template), fast.template_index(template[1:])
+    assert fast.template_count(x, *with_zero) == 4 and fast.template_count(x, *without_zero) == 3
+    assert fast.pair_counts(x, x, *with_zero) == (6, 4) and fast.pair_counts(x, x[1:], *without_zero) == (5, 3)
+    assert fast.template_count(x, *fast.template_index(template[:0])) == 0
 
 
 def thue_morse_words(n: int = 10) -> tuple[str, str]:

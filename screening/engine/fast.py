@@ -314,31 +314,80 @@ def smallest_shared(left: str, right: str, k: int, limit: int) -> np.ndarray:
     return _smallest_shared(a, b, ha, *_index(hb), k, limit)
 
 
-def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The template shingles as a table for pair_counts and template_count (made once per verification job)."""
-    return _index(template)
+def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The template shingles as (table, bits) for pair_counts and template_count (made once per verification
+    job): a set of them by open addressing, up to three quarters full, and in front of it a bitmap of 16 bits a
+    template shingle that rules most others out without reading the set. Both kept small for the cache: the
+    set and its chains were 2 MB, and reading them took a third of a document's lookups."""
+    return _template_set(template), _template_bits(template)
 
 
 @njit(cache=True, nogil=True)
-def template_count(x, keys, head):
-    """|x ∩ T|, T the template (template_index's keys and head)."""
+def _template_set(template):
+    """Slots holding the values, 0 for a free slot; the last entry is 1 when 0 itself is one of them."""
+    size = 16
+    while 3 * size < 4 * template.shape[0]:
+        size *= 2
+    table = np.zeros(size + 1, dtype=np.uint64)
+    for v in template:
+        if v == 0:
+            table[size] = 1
+            continue
+        slot = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
+        while table[slot] != 0 and table[slot] != v:
+            slot = (slot + 1) & (size - 1)
+        table[slot] = v
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _template_bits(template):
+    size = 64
+    while size < 16 * template.shape[0]:
+        size *= 2
+    bits = np.zeros(size // 64, dtype=np.uint64)
+    for v in template:
+        at = np.int64((v >> np.uint64(32)) & np.uint64(size - 1))
+        bits[at >> 6] |= np.uint64(1) << np.uint64(at & 63)
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def _in_template(table, bits, v):
+    at = np.int64((v >> np.uint64(32)) & np.uint64(bits.shape[0] * 64 - 1))
+    if not (bits[at >> 6] >> np.uint64(at & 63)) & np.uint64(1):
+        return False
+    size = table.shape[0] - 1
+    if v == 0:
+        return table[size] == 1
+    slot = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
+    while table[slot] != 0:
+        if table[slot] == v:
+            return True
+        slot = (slot + 1) & (size - 1)
+    return False
+
+
+@njit(cache=True, nogil=True)
+def template_count(x, table, bits):
+    """|x ∩ T|, T the template (template_index's table)."""
     count = 0
     for i in range(x.shape[0]):
-        count += _first(keys, head, x[i]) >= 0
+        count += _in_template(table, bits, x[i])
     return count
 
 
 @njit(cache=True, nogil=True)
-def pair_counts(x, y, keys, head):
-    """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, T the template (template_index's keys and head): one
-    merge, the template looked up for shared shingles only (most candidates share few: a lookup for every
-    shingle of every document was a fifth of verification)."""
+def pair_counts(x, y, table, bits):
+    """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, T the template (template_index's table): one merge, the
+    template looked up for shared shingles only (most candidates share few: a lookup for every shingle of
+    every document was a fifth of verification)."""
     i = j = shared = shared_t = 0
     while i < x.shape[0] and j < y.shape[0]:
         a, b = x[i], y[j]
         if a == b:
             shared += 1
-            shared_t += _first(keys, head, a) >= 0
+            shared_t += _in_template(table, bits, a)
         i += a <= b
         j += b <= a
     return shared, shared_t
@@ -665,9 +714,9 @@ def warm() -> None:
     common_runs("warm up the kernels", "warm the kernels up", 4, 8, 64)
     smallest_shared("warm up the kernels", "warm the kernels up", 4, 20)
     template_counts(hashes, hashes, hashes)
-    keys, head, _ = template_index(hashes)
-    pair_counts(hashes, hashes, keys, head)
-    template_count(hashes, keys, head)
+    index = template_index(hashes)
+    pair_counts(hashes, hashes, *index)
+    template_count(hashes, *index)
     from screening.engine import revision  # the token diff's kernels (revision imports this module)
 
     revision.compare("warm up 12 V", "warm up the 13 mV")

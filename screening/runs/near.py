@@ -272,12 +272,12 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     texts = _Texts(bodies, config)
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
     # needed only once it is in a pair above the floor.
-    keys, head, _ = fast.template_index(template)
+    index = fast.template_index(template)
     in_template: dict[int, int] = {}  # of the documents of kept pairs only
     below_floor = 0
     for n, (left, right) in enumerate(candidates):
         x, y = hashes[left], hashes[right]
-        shared, shared_t = fast.pair_counts(x, y, keys, head)
+        shared, shared_t = fast.pair_counts(x, y, *index)
         union = x.shape[0] + y.shape[0] - shared
         score = shared / union if union else 0.0
         if score < config.storage_floor:
@@ -286,7 +286,7 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
         # As explain.template_scores: the template share of what they share, and Jaccard without templates.
         for pk in (left, right):
             if pk not in in_template:
-                in_template[pk] = fast.template_count(hashes[pk], keys, head)
+                in_template[pk] = fast.template_count(hashes[pk], *index)
         rest = union - in_template[left] - in_template[right] + shared_t
         share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
         if doc_ids[left] > doc_ids[right]:
