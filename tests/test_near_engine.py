@@ -509,3 +509,13 @@ def test_template_shingles_are_those_found_in_many_documents():
 
 def test_components_are_sorted_largest_first():
     assert cluster.components([(3, 4), (1, 2), (2, 5), (7, 8), (8, 9), (9, 7)]) == [[1, 2, 5], [7, 8, 9], [3, 4]]
+
+
+def test_verification_chunks_keep_a_components_pairs_together_in_order_of_their_first_pair():
+    pairs = sorted([(1, 50), (2, 3), (3, 60), (4, 5), (50, 70), (5, 90), (6, 7), (7, 80), (60, 61)])
+    chunks = cluster.chunks_by_component(pairs, 3)
+    assert [len(c) for c in chunks] == [3, 3, 3]
+    ordered = [p for c in chunks for p in c]
+    # {1, 50, 70} first (its first pair comes first), then {2, 3, 60, 61}, {4, 5, 90}, {6, 7, 80}.
+    assert ordered == [(1, 50), (50, 70), (2, 3), (3, 60), (60, 61), (4, 5), (5, 90), (6, 7), (7, 80)]
+    assert cluster.chunks_by_component([], 3) == []

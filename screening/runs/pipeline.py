@@ -17,6 +17,7 @@ import numpy as np
 from django.conf import settings
 
 from dedup_site.progress import StageProgress as Progress
+from screening.engine import cluster
 from screening.models import ScreeningRun
 from screening.runs import near
 from screening.runs.exact import ExactResult, exact_pass
@@ -131,8 +132,7 @@ def verify_chunks(screened: Screened) -> list[list[tuple[int, int]]]:
     size = settings.DEDUP_VERIFY_CHUNK
     if screened.candidates is None or len(screened.candidates.pairs) <= size:
         return []
-    pairs = screened.candidates.pairs
-    return [pairs[i : i + size] for i in range(0, len(pairs), size)]
+    return cluster.chunks_by_component(screened.candidates.pairs, size)
 
 
 def finish(*, run: ScreeningRun, screened: Screened, clock: StageClock,
