@@ -24,6 +24,7 @@ TEXTS = [
     "资料整理说明：先备份，再登记。ＲＴＬＤ",
     "ا\u0654 and أ, e\u0301 and é, ü\u031b",
     "한국어 텍스트 \U0001F600 emoji 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "".join(map(chr, range(128))), "".join(chr(c) + "\u0301\u0338" for c in range(128)),  # every ASCII character
     *(r["body"] for r in SEED000 + SEED001)]
 
 

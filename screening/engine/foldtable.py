@@ -188,11 +188,26 @@ def map_text(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, words
     """The normalised text of cp[begin:end] into `out`: its kept code points, or with `words` its runs of
     kept code points joined by single spaces. Returns the length; -1 when the text must be normalised by
     the policy itself (see the module's docstring), -2 when `out` is too small."""
+    # ASCII by one entry a character, written without a branch: its one kept code point, 0 when dropped, NONE
+    # where the general path is needed (with `words`, and for a character the policy deletes, maps to more
+    # or fewer than one, or that composes). Three times the general path on English text.
+    ascii = np.empty(128, dtype=np.uint32)
+    for c in range(128):
+        if words or kind[c] != PLAIN or ccc[c] != 0 or length[c] != 1:
+            ascii[c] = NONE
+        else:
+            ascii[c] = pool[start[c]] if alnum[start[c]] else 0
+    room = out.shape[0] - 2
     n = 0
     gap = False
     before = np.uint32(NONE)  # the character a following one would compose with (the last starter)
     for i in range(begin, end):
         c = cp[i]
+        if c < 128 and n <= room and ascii[c] != NONE:
+            out[n] = ascii[c]
+            n += ascii[c] != 0
+            before = c
+            continue
         if c >= 0x10000:
             return -1
         k = kind[c]
