@@ -4,6 +4,7 @@ compiled pass, giving what the policy and datasketch give, value for value, in e
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,3 +103,19 @@ def test_stored_bytes_of_a_batch_equal_leanminhash_bytes():
     rows = np.random.default_rng(3).integers(0, 2**32, (20, 128), dtype=np.uint64).astype(np.uint32)
     assert minhash.to_bytes_many(rows, config) == [minhash.to_bytes(r, config) for r in rows]
     assert (minhash.from_bytes(minhash.to_bytes_many(rows, config)[0], config) == rows[0]).all()
+
+
+def test_compiled_kernels_are_kept_in_a_folder_named_for_all_the_engines_code(tmp_path):
+    from numba.core import config
+
+    import screening.engine as engine
+
+    here = Path(engine.__file__).resolve().parent
+    assert config.CACHE_DIR == engine.kernel_cache(here)
+    for path in here.glob("*.py"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    before = engine.kernel_cache(tmp_path)
+    assert Path(before).name == Path(config.CACHE_DIR).name
+    # A change to a module whose code other modules' kernels inline (numba alone would not see it).
+    (tmp_path / "foldtable.py").write_text((tmp_path / "foldtable.py").read_text() + "\n# changed\n")
+    assert engine.kernel_cache(tmp_path) != before
