@@ -15,6 +15,15 @@ class WorkHorseKilled(Exception):
     """The process doing a job died (SIGKILL, out of memory) before the job could report anything."""
 
 
+def load() -> None:
+    """What a worker loads before it forks work-horses, instead of once per job in every horse: the job modules
+    and the warmed kernels, named by setting (this layer does not import the apps above it)."""
+    for module in settings.DEDUP_WORKER_PRELOAD:
+        import_module(module)
+    for warm in settings.DEDUP_WORKER_WARM:
+        import_string(warm)()
+
+
 class DedupWorker(Worker):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -22,12 +31,7 @@ class DedupWorker(Worker):
         # "started" and its run "running". Retrying through a short outage (a restart) avoids that.
         redis_direct.wait_out_outages(settings.DEDUP_WORKER_REDIS_PATIENCE)
         redis_direct.patient(self.connection)
-        # Loaded once here, before any work-horse is forked, instead of once per job in every horse. The apps'
-        # job modules are named by setting: this layer does not import the apps above it.
-        for module in settings.DEDUP_WORKER_PRELOAD:
-            import_module(module)
-        for warm in settings.DEDUP_WORKER_WARM:
-            import_string(warm)()
+        load()
 
     def handle_work_horse_killed(self, job, retpid, ret_val, rusage):
         # RQ runs a job's failure callback only when the job raises. When its work-horse is killed the job
