@@ -370,7 +370,7 @@ def _in_template(table, bits, v):
 
 @njit(cache=True, nogil=True)
 def template_count(x, table, bits):
-    """|x ∩ T|, T the template (template_index's table)."""
+    """|x ∩ T|, T the template (template_index's table and bits)."""
     count = 0
     for i in range(x.shape[0]):
         count += _in_template(table, bits, x[i])
@@ -379,9 +379,9 @@ def template_count(x, table, bits):
 
 @njit(cache=True, nogil=True)
 def pair_counts(x, y, table, bits):
-    """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, T the template (template_index's table): one merge, the
-    template looked up for shared shingles only (most candidates share few: a lookup for every shingle of
-    every document was a fifth of verification)."""
+    """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, T the template (template_index's table and bits): one
+    merge, the template looked up for shared shingles only (most candidates share few: a lookup for every
+    shingle of every document was a fifth of verification)."""
     i = j = shared = shared_t = 0
     while i < x.shape[0] and j < y.shape[0]:
         a, b = x[i], y[j]
