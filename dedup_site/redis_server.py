@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 
 def _socket(directory: Path) -> Path:
@@ -27,12 +29,18 @@ def url_for(directory: Path) -> str:
     return f"unix://{_socket(directory)}"
 
 
+def _client(sock: Path) -> redis.Redis:
+    # No retries: redis-py's default (10, with backoff) made a probe of a loading server take seconds, and
+    # made a SHUTDOWN sent again on reconnect reach a new server that another process had started meanwhile.
+    return redis.Redis(unix_socket_path=str(sock), socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+
+
 def is_running(directory: Path) -> bool:
     sock = _socket(directory)
     if not sock.exists():
         return False
     try:
-        return bool(redis.Redis(unix_socket_path=str(sock), socket_connect_timeout=1).ping())
+        return bool(_client(sock).ping())
     except (redis.ConnectionError, redis.TimeoutError, OSError):
         return False
 
@@ -97,7 +105,7 @@ def stop(directory: Path, *, only: int | None = None) -> None:
     if only is not None and pid != only:
         return
     try:
-        redis.Redis(unix_socket_path=str(_socket(directory))).shutdown(nosave=False)
+        _client(_socket(directory)).shutdown(nosave=False)
     except (redis.ConnectionError, redis.ResponseError):
         pass
     deadline = time.monotonic() + 10

@@ -69,3 +69,34 @@ def test_a_process_stops_at_exit_only_the_server_it_started(tmp_path):
         starter.kill()
         redis_server.stop(directory)
     assert not redis_server.is_running(directory)
+
+
+def test_stopping_the_server_never_stops_the_one_started_after_it(tmp_path):
+    """A shutdown sent again on reconnect (redis-py retries by default) reached the server another process had
+    started in the meantime: a worker's job restarted Redis during a test's outage, and it was shut down too."""
+    import threading
+    import time
+
+    directory = tmp_path / "redis"
+    redis_server.ensure_running(directory)
+    first = redis_server._pid(directory)
+    restarted = threading.Event()
+
+    def restart_when_gone():
+        # Another process's get_queue() restarts the server as soon as its socket is gone.
+        while redis_server._socket(directory).exists():
+            time.sleep(0.005)
+        redis_server.ensure_running(directory)
+        restarted.set()
+
+    restarter = threading.Thread(target=restart_when_gone)
+    restarter.start()
+    try:
+        redis_server.stop(directory, only=first)
+        restarter.join(timeout=30)
+        assert restarted.is_set()
+        time.sleep(3.0)  # longer than redis-py's first retries' backoff
+        assert redis_server.is_running(directory), (directory / "redis.log").read_text()[-1500:]
+        assert redis_server._pid(directory) != first
+    finally:
+        redis_server.stop(directory)
