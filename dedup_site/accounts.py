@@ -9,6 +9,8 @@ applies too). Roles cannot be escalated from inside:
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
@@ -82,6 +84,14 @@ def password_chosen_by(*, user, actor) -> None:
 
 def password_own_set(*, user, password: str) -> None:
     """The user sets their own password: from now on their signature is theirs alone."""
+    with _password_replaced(user, password):
+        PasswordChosenByOther.objects.filter(user=user).delete()
+
+
+@contextmanager
+def _password_replaced(user, password: str):
+    """Check the new password against the validators, then set it in a transaction that also holds what the
+    caller records of who chose it."""
     try:
         validate_password(password, user)
     except ValidationError as error:
@@ -89,7 +99,7 @@ def password_own_set(*, user, password: str) -> None:
     with transaction.atomic():
         user.set_password(password)
         user.save(update_fields=["password"])
-        PasswordChosenByOther.objects.filter(user=user).delete()
+        yield
 
 
 def chosen_by_other(user) -> PasswordChosenByOther | None:
@@ -139,11 +149,5 @@ def reviewer_active_set(*, actor, user, active: bool) -> None:
 
 def reviewer_password_set(*, actor, user, password: str) -> None:
     _check(actor, user)
-    try:
-        validate_password(password, user)
-    except ValidationError as error:
-        raise AccountRefused("password: " + " ".join(error.messages)) from None
-    with transaction.atomic():
-        user.set_password(password)
-        user.save(update_fields=["password"])
+    with _password_replaced(user, password):
         password_chosen_by(user=user, actor=actor)
