@@ -4,20 +4,30 @@ applies too). Roles cannot be escalated from inside:
 - only a superuser grants superuser or staff status, or the admin role;
 - nobody changes their own roles, groups or permissions (nor deactivates themselves);
 - an admin creates, deactivates and sets the role of editors and arbiters only, and sets their passwords;
-  a password chosen by someone else must be replaced by its owner before they can sign their judgements.
+- a password someone else chose (on the Users page, in Django admin, at the shell: any save of a new password
+  outside the owner's own Password page) is marked, and until its owner replaces it they can neither judge
+  nor sign. The owner replaces it in a way its chooser cannot: with the last password they set themselves, or
+  with a one-time code issued by a person other than the chooser (another admin, or the server's
+  `password_code` command) and handed to them out of band.
 """
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from contextlib import contextmanager
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
-from dedup_site.models import PasswordChosenByOther
+from dedup_site.models import OwnPassword, PasswordChosenByOther, PasswordCode
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
 
 REVIEWER_ROLES = {"editor": EDITORS, "arbiter": ARBITERS}  # what an admin may hand out
@@ -82,10 +92,92 @@ def password_chosen_by(*, user, actor) -> None:
     PasswordChosenByOther.objects.update_or_create(user=user, defaults={"chosen_by": actor})
 
 
-def password_own_set(*, user, password: str) -> None:
-    """The user sets their own password: from now on their signature is theirs alone."""
-    with _password_replaced(user, password):
+def password_saved(sender, instance, **kwargs) -> None:
+    """post_save of the user model: a new password saved by any path but the owner's own (set_password, then
+    save) is someone else's choice until its owner replaces it. Callers that know who chose it say so after
+    (password_chosen_by). A re-hash at log-in (a new hasher's parameters) saves with `_password` cleared, so
+    it is not a new password."""
+    if getattr(instance, "_password", None) is not None and not getattr(instance, "_own_password", False):
+        PasswordChosenByOther.objects.update_or_create(user=instance, defaults={"chosen_by": None})
+
+
+def password_owned(*, user) -> None:
+    """The user's present password is their own (bootstrap: whoever starts the site chose the first admin's
+    password and is that admin). Every other path to an own password goes through password_own_set."""
+    with transaction.atomic():
         PasswordChosenByOther.objects.filter(user=user).delete()
+        OwnPassword.objects.update_or_create(user=user, defaults={"encoded": user.password})
+
+
+class ProofRefused(AccountRefused):
+    """The owner's proof that they, not the password's chooser, are replacing it did not hold; `field` names
+    the form field at fault."""
+
+    def __init__(self, message: str, field: str):
+        super().__init__(message)
+        self.field = field
+
+
+def _code_digest(code: str) -> str:
+    return hashlib.sha256("".join((code or "").split()).replace("-", "").upper().encode()).hexdigest()
+
+
+def _proven(user, chosen: PasswordChosenByOther, earlier_password: str, code: str) -> PasswordCode | None:
+    """Check the owner's proof; the code to mark used (None when the earlier own password was the proof)."""
+    who = chosen.chosen_by.get_username() if chosen.chosen_by else "someone else"
+    if earlier_password:
+        own = OwnPassword.objects.filter(user=user).first()
+        if own is None or not check_password(earlier_password, own.encoded):
+            raise ProofRefused("earlier own password: it is not the last password you set yourself", "earlier_password")
+        return None
+    if code:
+        found = PasswordCode.objects.filter(
+            user=user, digest=_code_digest(code), used_at__isnull=True, expires_at__gt=timezone.now(),
+            issued_at__gte=chosen.chosen_at).first()
+        if found is None:
+            raise ProofRefused("confirmation code: not a valid code for your account (a code is used once, lapses "
+                               f"after {settings.DEDUP_PASSWORD_CODE_HOURS} hours, and only one issued after your "
+                               "password was last set by someone else counts)", "code")
+        return found
+    raise ProofRefused(f"your password was chosen by {who}: to replace it, give the last password you set yourself, "
+                       f"or a confirmation code from an admin other than {who} (or from the server's "
+                       f"`manage.py password_code {user.get_username()}`)", "code")
+
+
+def password_own_set(*, user, password: str, earlier_password: str = "", code: str = "") -> None:
+    """The user sets their own password: from now on their judgements and signature are theirs alone. When
+    someone else chose the present one, the owner proves who they are first (see the module's docstring)."""
+    chosen = chosen_by_other(user)
+    used = _proven(user, chosen, earlier_password, code) if chosen is not None else None
+    user._own_password = True
+    try:
+        with _password_replaced(user, password):
+            PasswordChosenByOther.objects.filter(user=user).delete()
+            OwnPassword.objects.update_or_create(user=user, defaults={"encoded": user.password})
+            if used is not None:
+                PasswordCode.objects.filter(pk=used.pk).update(used_at=timezone.now())
+    finally:
+        user._own_password = False
+
+
+def password_code_issue(*, actor, user) -> str:
+    """A one-time code with which `user` may replace a password someone else chose; `actor` None is the
+    server's command line. Never issued by the person who chose the password, nor to oneself."""
+    chosen = chosen_by_other(user)
+    if chosen is None:
+        raise AccountRefused(f"{user.get_username()} set their own password; they need no code")
+    if actor is not None:
+        if actor.pk == user.pk:
+            raise AccountRefused("a confirmation code for your own account must come from another admin")
+        if chosen.chosen_by_id == actor.pk:
+            raise AccountRefused(f"you chose {user.get_username()}'s password, so another admin (or the server's "
+                                 f"`manage.py password_code`) must issue their code")
+        if not may_manage(actor, user):
+            raise AccountRefused(f"{user.get_username()} is not an account you may manage")
+    code = secrets.token_hex(6).upper()
+    PasswordCode.objects.create(user=user, digest=_code_digest(code), issued_by=actor,
+                                expires_at=timezone.now() + timedelta(hours=settings.DEDUP_PASSWORD_CODE_HOURS))
+    return "-".join(code[i:i + 4] for i in range(0, len(code), 4))
 
 
 @contextmanager
@@ -102,8 +194,32 @@ def _password_replaced(user, password: str):
         yield
 
 
+def foreign_passwords() -> list[tuple[int, str]]:
+    """(user id, who chose it) for every account whose password someone else chose."""
+    return [(pk, name or "someone else") for pk, name in
+            PasswordChosenByOther.objects.values_list("user_id", "chosen_by__username")]
+
+
 def chosen_by_other(user) -> PasswordChosenByOther | None:
     return PasswordChosenByOther.objects.select_related("chosen_by").filter(user=user).first()
+
+
+def record_refusal(user) -> str:
+    """Why the user may not judge, arbitrate or sign now ("" when they may): their password is someone else's
+    choice."""
+    chosen = chosen_by_other(user)
+    if chosen is None:
+        return ""
+    who = chosen.chosen_by.get_username() if chosen.chosen_by else "someone else"
+    return (f"your password was chosen by {who} on {chosen.chosen_at:%Y-%m-%d}; set your own (Password, at the top "
+            f"of the page) before you judge or sign, so that only you can record as you")
+
+
+def username_taken(username: str, *, other_than=None) -> bool:
+    """Whether another account has this user name in any case (a database index on lower(username) holds the
+    same rule for every path: dedup_site 0002)."""
+    users = get_user_model().objects.filter(username__iexact=(username or "").strip())
+    return (users.exclude(pk=other_than.pk) if other_than is not None else users).exists()
 
 
 def reviewer_create(*, actor, username: str, password: str, role: str, full_name: str = ""):
@@ -115,8 +231,8 @@ def reviewer_create(*, actor, username: str, password: str, role: str, full_name
     username = (username or "").strip()
     if not username:
         raise AccountRefused("a user name is required")
-    if User.objects.filter(username__iexact=username).exists():
-        raise AccountRefused(f"the user name {username!r} is taken")
+    if username_taken(username):
+        raise AccountRefused(f"the user name {username!r} is taken (user names are told apart without case)")
     first, _, last = (full_name or "").strip().partition(" ")
     user = User(username=username, first_name=first, last_name=last)
     try:

@@ -1,8 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 
 from dedup_site import accounts
 
@@ -24,12 +25,34 @@ User = get_user_model()
 admin.site.unregister(User)
 
 
+class _CaseFreeUsername:
+    """User names are told apart without case on every path (a database index holds it too: dedup_site 0002),
+    so that the dashboard and the sheets never name two people alike."""
+
+    def clean_username(self):
+        username = self.cleaned_data.get("username")
+        if username and accounts.username_taken(username, other_than=self.instance if self.instance.pk else None):
+            raise ValidationError(f"the user name {username!r} is taken (user names are told apart without case)",
+                                  code="unique")
+        return username
+
+
+class RenameForm(_CaseFreeUsername, UserChangeForm):
+    pass
+
+
+class AddForm(_CaseFreeUsername, AdminUserCreationForm):
+    pass
+
+
 @admin.register(User)
 class RoleSafeUserAdmin(UserAdmin):
     """Django's user admin under the rules of `dedup_site.accounts`: a non-superuser sees and changes only
     the editors and arbiters they may manage, and only their role groups; nobody edits their own groups,
     permissions or status; accounts are deactivated, never deleted (judgements point at them)."""
 
+    form = RenameForm
+    add_form = AddForm
     ALWAYS_LOCKED = ("last_login", "date_joined")
     PRIVILEGES = ("is_superuser", "is_staff", "user_permissions")
 
@@ -55,6 +78,11 @@ class RoleSafeUserAdmin(UserAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change:  # the add page sets the password its creator typed
+            accounts.password_chosen_by(user=obj, actor=request.user)
 
     def user_change_password(self, request, id, form_url=""):
         response = super().user_change_password(request, id, form_url)

@@ -1,6 +1,8 @@
 from django.apps import AppConfig
+from django.conf import settings
 from django.db import connections
-from django.db.models.signals import post_migrate
+from django.db.backends.signals import connection_created
+from django.db.models.signals import post_migrate, post_save
 
 
 def _guards_after_migrate(using="default", plan=None, **_kwargs) -> None:
@@ -15,11 +17,15 @@ class DedupSiteConfig(AppConfig):
     name = "dedup_site"
 
     def ready(self):
-        from dedup_site import lookups
+        from dedup_site import accounts, guards, lookups
         from dedup_site.roles import ensure_roles
 
         lookups.register()
+        # Any new password saved outside its owner's own Password page is marked as chosen by someone else.
+        post_save.connect(accounts.password_saved, sender=settings.AUTH_USER_MODEL,
+                          dispatch_uid="dedup_site.password_saved")
 
+        connection_created.connect(guards.register_writer_function, dispatch_uid="dedup_site.writer_function")
         post_migrate.connect(ensure_roles, sender=self, dispatch_uid="dedup_site.ensure_roles")
         # A table SQLite rebuilt to alter it lost its triggers: every migrate puts the guards back.
         post_migrate.connect(_guards_after_migrate, sender=self, dispatch_uid="dedup_site.guards")

@@ -2,7 +2,9 @@ from functools import cache
 
 from django.conf import settings
 from django.urls import get_script_prefix, get_urlconf
+from django.utils.functional import SimpleLazyObject
 
+from dedup_site import accounts
 from dedup_site import roles as role_perms
 from dedup_site.links import link
 
@@ -33,4 +35,6 @@ def roles(request):
         "can_arbitrate": user.has_perm(role_perms.ARBITRATE),
         "can_export": user.has_perm(role_perms.EXPORT),
         "can_manage_users": user.has_perm("auth.change_user"),
+        # Read only by the pages that show it (the review pages' banner): why this user may not record now.
+        "record_refusal": SimpleLazyObject(lambda: accounts.record_refusal(user)),
     }

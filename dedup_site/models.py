@@ -8,10 +8,33 @@ from django.db import models
 
 
 class PasswordChosenByOther(models.Model):
-    """The account's password was chosen by someone else (an admin creating the account or setting a new
-    password). Until its owner sets their own, they cannot sign: a signature confirmed with a password an
-    admin knows would not show that the reviewer signed."""
+    """The account's password was not set by its owner through their own Password page: an admin created the
+    account or set a new password, or it was set outside the pages (Django admin, the shell). Until its owner
+    replaces it in a way that person cannot (see `dedup_site.accounts`), they can neither judge nor sign: a
+    record confirmed with a password someone else knows would not show that the reviewer made it."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     chosen_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     chosen_at = models.DateTimeField(auto_now=True)
+
+
+class OwnPassword(models.Model):
+    """The hash of the last password the owner set themselves. It survives a reset by someone else, so that
+    the owner (who knows it, unlike whoever reset it) can prove who they are when they replace the reset one."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    encoded = models.CharField(max_length=256)
+    set_at = models.DateTimeField(auto_now=True)
+
+
+class PasswordCode(models.Model):
+    """A one-time code that lets the owner replace a password someone else chose, issued by a person other
+    than the one who chose it (another admin on the Users page, or the server's `password_code` command) and
+    handed to the owner out of band. Kept as a SHA-256 digest, never in clear."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    digest = models.CharField(max_length=64, unique=True)
+    issued_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    issued_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, update_session_auth_hash
 from django.contrib.auth.forms import PasswordChangeForm
@@ -28,12 +29,13 @@ class CreateForm(forms.Form):
         self.fields["role"].choices = [(r, r) for r in accounts.roles_grantable(actor)]
 
 
-def _list(request, form: CreateForm, status: int = 200):
+def _list(request, form: CreateForm, status: int = 200, issued: dict | None = None):
     User = get_user_model()
     users = User.objects.prefetch_related("groups", "user_permissions").order_by("-is_active", "username")
-    rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u)) for u in users]
+    foreign = dict(accounts.foreign_passwords())
+    rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u), foreign.get(u.pk, False)) for u in users]
     return render(request, "users/list.html", {
-        "rows": rows, "form": form, "roles": list(accounts.roles_grantable(request.user)),
+        "rows": rows, "form": form, "roles": list(accounts.roles_grantable(request.user)), "issued": issued,
     }, status=status)
 
 
@@ -89,6 +91,21 @@ def user_active(request, pk):
 
 @require_POST
 @permission_required(MANAGE)
+def user_code(request, pk):
+    """Issue a one-time code with which the account's owner replaces a password someone else chose; shown
+    once, on this page, to be handed to the owner in person or another channel."""
+    user = get_object_or_404(get_user_model(), pk=pk)
+    try:
+        code = accounts.password_code_issue(actor=request.user, user=user)
+    except accounts.AccountRefused as error:
+        messages.error(request, f"No code issued: {error}")
+        return redirect("users:list")
+    return _list(request, CreateForm(actor=request.user), issued={
+        "who": user, "code": code, "hours": settings.DEDUP_PASSWORD_CODE_HOURS})
+
+
+@require_POST
+@permission_required(MANAGE)
 def user_password(request, pk):
     password = request.POST.get("password", "")
     return _change(request, pk, lambda u: accounts.reviewer_password_set(actor=request.user, user=u,
@@ -96,18 +113,35 @@ def user_password(request, pk):
                    "New password set for {user}.")
 
 
+class OwnPasswordForm(PasswordChangeForm):
+    """Django's password change, and, when someone else chose the present password, the owner's proof that
+    they are the one replacing it (one of the two: see dedup_site.accounts)."""
+
+    earlier_password = forms.CharField(
+        required=False, strip=False, label="Your earlier own password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
+        help_text="the last password you set yourself, before someone else chose this one")
+    code = forms.CharField(required=False, max_length=40, label="Confirmation code",
+                           widget=forms.TextInput(attrs={"autocomplete": "off"}),
+                           help_text="from an admin other than the one who chose your password, or from the server")
+
+
 @require_http_methods(["GET", "POST"])
 def password_change(request):
-    """Anyone logged in sets their own password (and so may sign again if an admin had chosen it)."""
-    form = PasswordChangeForm(request.user, request.POST or None)
+    """Anyone logged in sets their own password (and so may judge and sign again if someone else chose it)."""
+    form = OwnPasswordForm(request.user, request.POST or None)
     if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
         try:
-            accounts.password_own_set(user=request.user, password=form.cleaned_data["new_password1"])
+            accounts.password_own_set(user=request.user, password=data["new_password1"],
+                                      earlier_password=data["earlier_password"], code=data["code"])
+        except accounts.ProofRefused as error:
+            form.add_error(error.field, str(error))
         except accounts.AccountRefused as error:
             messages.error(request, f"Not changed: {error}")
         else:
             update_session_auth_hash(request, request.user)
-            messages.success(request, "Your password is changed.")
+            messages.success(request, "Your password is changed: it is your own.")
             return redirect("password_change")
     return render(request, "users/password.html", {"form": form, "chosen": accounts.chosen_by_other(request.user)})
 
@@ -119,4 +153,5 @@ urlpatterns = [
     path("<int:pk>/role/", user_role, name="role"),
     path("<int:pk>/active/", user_active, name="active"),
     path("<int:pk>/password/", user_password, name="password"),
+    path("<int:pk>/code/", user_code, name="code"),
 ]

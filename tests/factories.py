@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from dedup_site.accounts import ALL_ROLES
+from dedup_site.accounts import ALL_ROLES, password_owned
 from screening import runs
 from screening.engine.minhash import NearConfig
 from screening.models import Corpus, ScreeningRun
@@ -15,9 +15,11 @@ PASSWORD = "correct horse battery"
 
 
 def reviewer(username: str, role: str = "editor", **extra):
-    """An active account with one role (`editor`, `arbiter` or `admin`, as the Users page names them)."""
+    """An active account with one role (`editor`, `arbiter` or `admin`, as the Users page names them), whose
+    password its owner set."""
     user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
     user.groups.add(Group.objects.get(name=ALL_ROLES[role]))
+    password_owned(user=user)
     return user
 
 

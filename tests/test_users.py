@@ -152,8 +152,8 @@ def test_a_reviewer_whose_password_an_admin_chose_must_set_their_own_before_sign
     with pytest.raises(services.ReviewRefused, match="chosen by alice-admin"):
         services.signature_record(reviewer=editor, password="chosen by the admin 1")
     response = client.post(reverse("password_change"), {
-        "old_password": "chosen by the admin 1", "new_password1": "my very own phrase 4",
-        "new_password2": "my very own phrase 4"})
+        "old_password": "chosen by the admin 1", "earlier_password": "correct horse battery",
+        "new_password1": "my very own phrase 4", "new_password2": "my very own phrase 4"})
     assert response.status_code == 302 and accounts.chosen_by_other(editor) is None
     assert "chosen-by-other" not in client.get(reverse("review:sign")).content.decode()  # still logged in
     editor.refresh_from_db()

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
+from dedup_site.accounts import password_owned
 from dedup_site.private_files import create_private
 from dedup_site.roles import ADMINS, ensure_roles
 from dedup_site.settings import env
@@ -24,6 +25,7 @@ class Command(BaseCommand):
             password = env("DEDUP_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
             user = User.objects.create_superuser(username=username, email="", password=password)
             user.groups.add(Group.objects.get(name=ADMINS))
+            password_owned(user=user)  # whoever starts the site is its first admin: the password is theirs
             if not env("DEDUP_ADMIN_PASSWORD"):
                 password_file.unlink(missing_ok=True)  # left from an earlier database
                 create_private(password_file, (password + "\n").encode())

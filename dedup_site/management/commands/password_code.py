@@ -1,0 +1,27 @@
+"""Issue a one-time code with which an account's owner replaces a password someone else chose (the server's
+own channel, for a team with one admin or when the admin who chose it is the only one)."""
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from dedup_site import accounts
+
+
+class Command(BaseCommand):
+    help = "Print a one-time code with which USERNAME replaces a password someone else chose (last line)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("username")
+
+    def handle(self, *args, username, **options):
+        user = get_user_model().objects.filter(username__iexact=username).first()
+        if user is None:
+            raise CommandError(f"no account named {username!r}")
+        try:
+            code = accounts.password_code_issue(actor=None, user=user)
+        except accounts.AccountRefused as error:
+            raise CommandError(str(error)) from None
+        self.stderr.write(f"Hand this code to {user.get_username()} yourself; it is good once, for "
+                          f"{settings.DEDUP_PASSWORD_CODE_HOURS} hours:")
+        self.stdout.write(code)
