@@ -82,11 +82,16 @@ def setup(n_pairs: int, editors: int) -> int:
     call_command("migrate", verbosity=0)
     run_id = fill(n_pairs, n_docs=max(2000, n_pairs // 2), families=True)  # pairs of real near-duplicates
     group = Group.objects.get(name="editors")
-    for i in range(editors):
-        User.objects.create_user(f"editor{i}", password=PASSWORD).groups.add(group)
+    from dedup_site.accounts import password_owned
+    from review.services import derived_writes
     from screening.models import CandidatePair
 
-    CandidatePair.objects.filter(run_id=run_id).update(status="pending")
+    for i in range(editors):
+        user = User.objects.create_user(f"editor{i}", password=PASSWORD)
+        user.groups.add(group)
+        password_owned(user=user)  # each simulated editor set their own password, so may judge
+    with derived_writes():  # every pair back to pending: review state only review.services writes
+        CandidatePair.objects.filter(run_id=run_id).update(status="pending")
     from screening.runs import publish
 
     publish.refresh_statistics()

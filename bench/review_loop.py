@@ -94,6 +94,9 @@ def setup(tree: Path, families: bool = False) -> tuple[int, dict]:
     call_command("bootstrap", verbosity=0)
     editor = User.objects.create_user("editor", password=PASSWORD)
     editor.groups.add(Group.objects.get(name="editors"))
+    from dedup_site.accounts import password_owned
+
+    password_owned(user=editor)  # the bench plays its owner, who may judge
     folder = Path(os.environ["DEDUP_DATA_DIR"]) / "devcorpus"
     if families:
         folder.mkdir(parents=True, exist_ok=True)

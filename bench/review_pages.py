@@ -59,7 +59,9 @@ def fill(n_pairs: int, n_docs: int = 3000, families: bool = False) -> int:
     seen: set[tuple[int, int]] = set()
     batch = []
     start = time.perf_counter()
-    with transaction.atomic():
+    from review.services import derived_writes
+
+    with transaction.atomic(), derived_writes():  # pairs born judged or settled: review state the guard keeps
         while len(seen) < n_pairs:
             if families:
                 family = rng.randrange(len(pks) // 10) * 10
@@ -115,6 +117,9 @@ def main() -> None:
     run_id = fill(args.pairs)
     editor = User.objects.create_user("bench-editor", password="x" * 12)
     editor.groups.add(Group.objects.get(name="editors"))
+    from dedup_site.accounts import password_owned
+
+    password_owned(user=editor)  # the bench plays its owner
     client = Client()
     client.force_login(editor)
     from review import selectors

@@ -1,5 +1,8 @@
 """Guards in the database itself for rows the product never changes: triggers that refuse DELETE (and on
 PostgreSQL TRUNCATE) and every UPDATE, or an UPDATE of some columns, or an UPDATE once a condition holds.
+And for derived rows that one part of the program alone writes (`WriterGuard`: a pair's review state, each
+reviewer's current verdict): triggers that refuse the write unless that writer declared itself for the
+transaction (`writing`), so no other program path, ORM call or stray SQL statement can set them.
 
 Each app lists its guards in `models.DB_GUARDS`; `sync` installs them all (idempotent). Migrations call it
 (review 0006, screening 0008) and so does every `migrate` afterwards, because SQLite rebuilds a table to
@@ -9,6 +12,8 @@ rows; the guards make sure no program path, ORM call or stray SQL statement does
 
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 PG_FUNCTION = (
@@ -34,7 +39,93 @@ class Guard:
         return " OR ".join(f"OLD.{c} {differs} NEW.{c}" for c in self.frozen)
 
 
-def _statements(guard: Guard, vendor: str) -> list[str]:
+PG_WRITER_FUNCTION = (
+    "CREATE OR REPLACE FUNCTION dedup_guard_writer() RETURNS trigger AS $$ BEGIN "
+    "IF coalesce(current_setting('dedup.writer', true), '') <> TG_ARGV[0] THEN "
+    "RAISE EXCEPTION '% rows: % written only by %: % refused', TG_TABLE_NAME, TG_ARGV[1], TG_ARGV[0], TG_OP; "
+    "END IF; IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END; $$ LANGUAGE plpgsql"
+)
+SQLITE_WRITER_FUNCTION = "dedup_writer"  # registered on every SQLite connection (register_writer_function)
+
+_WRITER: contextvars.ContextVar[str] = contextvars.ContextVar("dedup_writer", default="")
+
+
+@dataclass(frozen=True)
+class WriterGuard:
+    """Derived rows only `writer` may write. `columns`: the columns an UPDATE may not change otherwise (empty:
+    every INSERT, UPDATE and DELETE is the writer's alone); `insert_when`: an SQL condition on NEW under which
+    an INSERT is the writer's alone too (a row inserted in its initial state is anyone's to insert)."""
+
+    table: str
+    writer: str
+    columns: tuple[str, ...] = ()
+    insert_when: str = ""
+
+    @property
+    def what(self) -> str:
+        return ", ".join(self.columns) + " are" if self.columns else "rows are"
+
+    def kinds(self, vendor: str) -> tuple[str, ...]:
+        if not self.columns:
+            return ("writer_insert", "writer_update", "writer_delete")
+        return ("writer_insert", "writer_update") if self.insert_when else ("writer_update",)
+
+    def statements(self, vendor: str) -> list[str]:
+        t, differs = self.table, "IS DISTINCT FROM" if vendor == "postgresql" else "IS NOT"
+        changed = " OR ".join(f"OLD.{c} {differs} NEW.{c}" for c in self.columns)
+        ops = {"writer_insert": ("INSERT", self.insert_when), "writer_update": ("UPDATE", changed),
+               "writer_delete": ("DELETE", "")}
+        out = []
+        for kind in self.kinds(vendor):
+            op, condition = ops[kind]
+            if vendor == "postgresql":
+                when = f"WHEN ({condition}) " if condition else ""
+                out += [f"DROP TRIGGER IF EXISTS {t}_guard_{kind} ON {t}",
+                        f"CREATE TRIGGER {t}_guard_{kind} BEFORE {op} ON {t} FOR EACH ROW {when}"
+                        f"EXECUTE FUNCTION dedup_guard_writer('{self.writer}', '{self.what}')"]
+            else:
+                declared = f"coalesce({SQLITE_WRITER_FUNCTION}(), '') <> '{self.writer}'"
+                when = f"({condition}) AND {declared}" if condition else declared
+                out.append(f"CREATE TRIGGER IF NOT EXISTS {t}_guard_{kind} BEFORE {op} ON {t} WHEN {when} "
+                           f"BEGIN SELECT RAISE(ABORT, '{t} rows: {self.what} written only by {self.writer}: "
+                           f"{op} refused'); END")
+        return out
+
+
+def register_writer_function(sender=None, connection=None, **_kwargs) -> None:
+    """connection_created: SQLite's triggers ask this process which writer declared itself (a connection
+    without the function, such as the sqlite3 shell, fails every guarded write)."""
+    if connection is not None and connection.vendor == "sqlite":
+        connection.connection.create_function(SQLITE_WRITER_FUNCTION, 0, lambda: _WRITER.get() or None)
+
+
+@contextmanager
+def writing(writer: str, using: str = "default"):
+    """Declare `writer` for the writes inside, in a transaction (PostgreSQL: a setting local to it, put back
+    before the block ends; SQLite: the function above). Re-entrant for the same writer."""
+    from django.db import connections, transaction
+
+    if _WRITER.get() == writer:
+        yield
+        return
+    connection = connections[using]
+    token = _WRITER.set(writer)
+    try:
+        with transaction.atomic(using=using):
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT set_config('dedup.writer', %s, true)", [writer])
+            yield
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT set_config('dedup.writer', '', true)")
+    finally:
+        _WRITER.reset(token)
+
+
+def _statements(guard: Guard | WriterGuard, vendor: str) -> list[str]:
+    if isinstance(guard, WriterGuard):
+        return guard.statements(vendor)
     t, rule = guard.table, guard.rule
     condition = guard.update_condition(vendor)
     if vendor == "postgresql":
@@ -59,7 +150,7 @@ def _statements(guard: Guard, vendor: str) -> list[str]:
     ]
 
 
-def registered() -> list[Guard]:
+def registered() -> list[Guard | WriterGuard]:
     """Every guard the installed apps declare (`DB_GUARDS` in their models module)."""
     from django.apps import apps
 
@@ -77,25 +168,38 @@ def install(connection, guards: list[Guard]) -> None:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(PG_FUNCTION)
+            cursor.execute(PG_WRITER_FUNCTION)
         for guard in guards:
             for statement in _statements(guard, connection.vendor):
                 cursor.execute(statement)
 
 
-def remove(connection, guards: list[Guard]) -> None:
+def trigger_kinds(guard: Guard | WriterGuard, vendor: str) -> tuple[str, ...]:
+    """The suffixes of the guard's trigger names (`{table}_guard_{kind}`)."""
+    if isinstance(guard, WriterGuard):
+        return guard.kinds(vendor)
+    return ("delete", "truncate", "update") if vendor == "postgresql" else ("delete", "update")
+
+
+def remove(connection, guards: list[Guard | WriterGuard]) -> None:
     with connection.cursor() as cursor:
         for guard in guards:
-            for kind in ("delete", "truncate", "update"):
+            for kind in trigger_kinds(guard, connection.vendor):
                 on = f" ON {guard.table}" if connection.vendor == "postgresql" else ""
-                if kind == "truncate" and connection.vendor != "postgresql":
-                    continue
                 cursor.execute(f"DROP TRIGGER IF EXISTS {guard.table}_guard_{kind}{on}")
 
 
+USERNAME_INDEX = "dedup_username_lower_unique"  # made by dedup_site 0002
+
+
 def sync(connection, **_kwargs) -> None:
-    """Install every registered guard on the tables that exist (after each migrate)."""
+    """Install every registered guard on the tables that exist (after each migrate), and the index that keeps
+    user names unique without case (SQLite drops an index Django does not know of when it rebuilds a table)."""
     tables = _existing_tables(connection)
     install(connection, [g for g in registered() if g.table in tables])
+    if "dedup_site_passwordcode" in tables:  # dedup_site 0002 is applied: no two names differ only by case
+        with connection.cursor() as cursor:
+            cursor.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {USERNAME_INDEX} ON auth_user (lower(username))")
 
 
 def installed(connection) -> set[str]:

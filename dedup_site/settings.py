@@ -151,6 +151,10 @@ LOGOUT_REDIRECT_URL = "login"
 # Login throttling: a username/IP pair is locked out after 5 failures for 15 minutes.
 # A pair handed out by "Review next" is held for the reviewer this long, renewed while its page is open.
 DEDUP_LEASE_SECONDS = env_int("DEDUP_LEASE_SECONDS", 600)
+# How many pairs one reviewer may hold under leases at once ("next" and a cluster's start take them).
+DEDUP_MAX_LEASES = env_int("DEDUP_MAX_LEASES", 20)
+# How long a confirmation code for replacing a password someone else chose stays good.
+DEDUP_PASSWORD_CODE_HOURS = env_int("DEDUP_PASSWORD_CODE_HOURS", 24)
 
 AXES_FAILURE_LIMIT = env_int("DEDUP_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("DEDUP_LOGIN_COOLOFF_MINUTES", 15))

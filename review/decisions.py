@@ -15,13 +15,24 @@ import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from review import selectors
 from review.models import WITHDRAWN, CurrentVerdict, Judgement, Lease, ReviewAction, Verdict
-from review.services import COPY, ReviewRefused, _clean, _locked_pair, judge_locked, judgement_undo, pair_refresh
+from review.services import (
+    COPY,
+    LeaseCapReached,
+    ReviewRefused,
+    _clean,
+    _locked_pair,
+    derived_writes,
+    judge_locked,
+    judgement_undo,
+    lease_take,
+    refuse_foreign_password,
+    withdrawal_locked,
+)
 from screening.engine.cluster import components
 from screening.models import CandidatePair, Document, ScreeningRun
 
@@ -169,7 +180,8 @@ def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str,
     if not plan.rows:
         raise ReviewRefused("nothing to record: every pair of this selection is " + ", or ".join(plan.skipped)
                             if plan.skipped else "nothing to record")
-    with transaction.atomic():
+    refuse_foreign_password(reviewer)  # once for all its pairs (judge_locked checks a lone judgement)
+    with derived_writes():  # one declaration for all its pairs (a transaction)
         action = ReviewAction.objects.create(kind=kind, run=run, reviewer=reviewer, cluster=cluster,
                                              verdict=verdict, reason=reason, selection=selection,
                                              judgements=len(plan.rows))
@@ -184,6 +196,22 @@ def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str,
         Lease.objects.filter(reviewer=reviewer, pair_id__in=[pk for ids in plan.skipped.values() for pk in ids]
                              ).delete()
     return action
+
+
+def cluster_hold(*, run: ScreeningRun, cluster: int, reviewer) -> tuple[int, int, str]:
+    """Hold for the reviewer, under leases as "next" holds a pair, the cluster's pairs they may still judge
+    (its page's Start, or "next cluster"), as many as one reviewer may hold: (held, wanted, and why it
+    stopped short, "" when it did not), so a family needing k reviews is in at most k reviewers' hands."""
+    mine = CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer=reviewer).exclude(verdict=WITHDRAWN)
+    ids = list(CandidatePair.objects.filter(run=run, cluster=cluster, status__in=[selectors.PENDING, selectors.JUDGED])
+               .filter(~Exists(mine)).order_by("-jaccard", "id").values_list("pk", flat=True))
+    held = 0
+    for pk in ids:
+        try:
+            held += lease_take(pair_id=pk, reviewer=reviewer)
+        except LeaseCapReached as error:
+            return held, len(ids), str(error)
+    return held, len(ids), ""
 
 
 def next_cluster(run: ScreeningRun, reviewer, after: int | None = None) -> int | None:
@@ -246,18 +274,15 @@ def action_undo(*, action: ReviewAction, reviewer) -> ReviewAction:
         raise ReviewRefused("only the reviewer who took a decision can undo it")
     if action.kind == ReviewAction.Kind.UNDO or ReviewAction.objects.filter(undoes=action).exists():
         raise ReviewRefused(f"{action.kind} decision #{action.pk} was already undone")
-    with transaction.atomic():
+    refuse_foreign_password(reviewer)
+    with derived_writes():
         rows = list(CurrentVerdict.objects.filter(reviewer=reviewer, judgement__action=action)
                     .exclude(pair__arbitrations__isnull=False).select_related("judgement").order_by("pair_id"))
         undo = ReviewAction.objects.create(kind=ReviewAction.Kind.UNDO, run_id=action.run_id, reviewer=reviewer,
                                            cluster=action.cluster, undoes=action, judgements=len(rows),
                                            reason=f"undo of {action.kind} decision #{action.pk}")
         for current in rows:
-            pair = _locked_pair(current.pair_id)
-            withdrawal = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=undo.reason,
-                                                  supersedes=current.judgement, action=undo)
-            CurrentVerdict.objects.filter(pk=current.pk).update(judgement=withdrawal, verdict=WITHDRAWN)
-            pair_refresh(pair)
+            withdrawal_locked(_locked_pair(current.pair_id), reviewer, current.judgement, undo.reason, action=undo)
     return undo
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from dedup_site.guards import Guard
+from dedup_site.guards import Guard, WriterGuard
 from screening.models import BackgroundWork, CandidatePair, JobStatus, ScreeningRun
 
 
@@ -195,7 +195,8 @@ class Skip(models.Model):
 
 
 class CurrentVerdict(models.Model):
-    """Derived, rebuildable: each reviewer's newest judgement per pair, for fast queues and counts."""
+    """Derived, rebuildable: each reviewer's newest judgement per pair, for fast queues and counts. Written by
+    review.services alone (the database refuses any other writer: DB_GUARDS)."""
 
     pair = models.ForeignKey(CandidatePair, on_delete=models.CASCADE, related_name="current_verdicts")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -244,10 +245,17 @@ class SheetExport(BackgroundWork, models.Model):
         ordering = ["-created_at", "-id"]
 
 
+DERIVED_WRITER = "review.services"  # the one writer of the derived review state (see DB_GUARDS)
+
 DB_GUARDS = [
     Guard("review_judgement"),
     Guard("review_reviewaction"),
     Guard("review_arbitration"),
     Guard("review_reviewersignature"),
     Guard("review_sheetexport", rule="fixed once complete", frozen_when="OLD.status = 'complete'"),
+    # Derived from the records above, by review.services alone (review 0010): a pair's review state (stored on
+    # screening's row, so one index pages a queue) and each reviewer's current verdict.
+    WriterGuard("review_currentverdict", writer=DERIVED_WRITER),
+    WriterGuard("screening_candidatepair", writer=DERIVED_WRITER, columns=("status", "final_verdict", "flag"),
+                insert_when="NEW.status <> 'pending' OR NEW.final_verdict <> '' OR NEW.flag <> ''"),
 ]

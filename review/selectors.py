@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 
 from dedup_site.http import MAX_ID
 from dedup_site.prepared import Prepared
@@ -724,6 +725,33 @@ class ClusterView:
     pivot: object  # the suggested retained version: the earliest collected, then the smallest doc_id
     pairs: list[QueueRow]
     too_large: bool = False
+
+
+def leases_held(user) -> int:
+    """How many pairs the user holds under unexpired leases, in every run."""
+    return Lease.objects.filter(reviewer=user, expires_at__gt=timezone.now()).count()
+
+
+def leases_in_cluster(run: ScreeningRun, number: int, user) -> int:
+    """How many of the cluster's pairs the user holds under an unexpired lease."""
+    return Lease.objects.filter(reviewer=user, pair__run=run, pair__cluster=number,
+                                expires_at__gt=timezone.now()).count()
+
+
+@dataclass(frozen=True)
+class HeldLeases:
+    reviewer_id: int
+    username: str
+    pairs: int
+    until: object  # the latest expiry
+
+
+def leases_of_run(run: ScreeningRun) -> list[HeldLeases]:
+    """Who holds which share of the run's pairs under unexpired leases now (for its admins)."""
+    rows = (Lease.objects.filter(pair__run=run, expires_at__gt=timezone.now())
+            .values("reviewer_id", "reviewer__username").annotate(n=Count("id"), until=Max("expires_at"))
+            .order_by("-n", "reviewer__username"))
+    return [HeldLeases(r["reviewer_id"], r["reviewer__username"], r["n"], r["until"]) for r in rows]
 
 
 def cluster_view(run: ScreeningRun, number: int, user, limit: int = 200) -> ClusterView | None:

@@ -7,14 +7,17 @@ from datetime import timedelta
 from typing import NamedTuple
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, Value
 from django.utils import timezone
 
-from dedup_site import accounts
+from dedup_site import accounts, guards
 from dedup_site.prepared import Prepared, upsert
+from dedup_site.roles import START_RUN
 from review import selectors
 from review.models import (
+    DERIVED_WRITER,
     FINAL_VERDICTS,
     PRESET_REASONS,
     WITHDRAWN,
@@ -108,6 +111,17 @@ def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
             f"it, so it is not recorded — ask an arbiter if the decision should be reviewed", pair.pk)
 
 
+def derived_writes():
+    """The block inside may write the derived review state (a transaction; the database refuses it elsewhere)."""
+    return guards.writing(DERIVED_WRITER)
+
+
+def refuse_foreign_password(reviewer) -> None:
+    refusal = accounts.record_refusal(reviewer)
+    if refusal:
+        raise ReviewRefused(refusal)
+
+
 def _judged_and_leased(pair_id: int, now) -> tuple[set[int], set[int]]:
     """Reviewers with a current verdict on the pair, and those with an unexpired lease: one query."""
     judged, leased = set(), set()
@@ -128,7 +142,9 @@ def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str
 def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retained: str, related_source: str,
                  action=None) -> Judgement:
     """judgement_record's rules and writes for a pair already locked in the caller's transaction (cluster and
-    bulk decisions record many this way, all or none)."""
+    bulk decisions record many this way, all or none, having checked the reviewer's password once)."""
+    if action is None:
+        refuse_foreign_password(reviewer)
     judged, leased = _judged_and_leased(pair.pk, timezone.now())
     if reviewer.pk not in judged:
         # Blind review: whoever has no verdict on the pair (never gave one, or withdrew it) learns nothing of
@@ -142,9 +158,10 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
     judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
                                          retained=retained, related_source=(related_source or "").strip(),
                                          action=action)
-    _set_current(pair, reviewer, judgement)
+    with derived_writes():
+        _set_current(pair, reviewer, judgement)
+        pair_refresh(pair)
     Lease.objects.filter(pair=pair, reviewer=reviewer).delete()  # done with it: the lease is released
-    pair_refresh(pair)
     return judgement
 
 
@@ -154,6 +171,7 @@ _FULL = "pair {pair} has the {k} reviewer(s) it needs; press Review next for ano
 def judgement_undo(*, reviewer) -> Judgement | None:
     """Withdraw the reviewer's most recent current verdict by recording a newer 'withdrawn' judgement.
     Returns the withdrawal, or None when there is nothing to undo; refused once the pair was arbitrated."""
+    refuse_foreign_password(reviewer)
     with transaction.atomic():
         current = (
             CurrentVerdict.objects.filter(reviewer=reviewer).exclude(verdict=WITHDRAWN)
@@ -163,10 +181,17 @@ def judgement_undo(*, reviewer) -> Judgement | None:
             return None
         pair = _locked_pair(current.pair_id)
         _refuse_if_arbitrated(pair, "withdrawing your judgement")
-        withdrawal = Judgement.objects.create(
-            pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=f"undo of judgement #{current.judgement_id}",
-            supersedes=current.judgement,
-        )
+        return withdrawal_locked(pair, reviewer, current.judgement, f"undo of judgement #{current.judgement_id}")
+
+
+def withdrawal_locked(pair: CandidatePair, reviewer, current: Judgement, reason: str, action=None) -> Judgement:
+    """Record that the reviewer withdraws their current judgement on a pair locked by the caller: a newer
+    'withdrawn' judgement (the one withdrawn stays), and the pair's state derived again."""
+    if action is None:
+        refuse_foreign_password(reviewer)
+    withdrawal = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=reason,
+                                          supersedes=current, action=action)
+    with derived_writes():
         _set_current(pair, reviewer, withdrawal)
         pair_refresh(pair)
     return withdrawal
@@ -181,6 +206,7 @@ def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: st
     """Settle a pair that needs arbitration. The judgements it settles stay as they are. An arbiter who judged
     the pair may not settle it, unless the corpus's review policy allows it (then it is marked)."""
     verdict, reason = _clean(verdict, reason, retained, FINAL_VERDICTS)
+    refuse_foreign_password(arbiter)
     with transaction.atomic():
         pair = _locked_pair(pair.pk)
         if pair.status != NEEDS_ARBITRATION:
@@ -219,30 +245,51 @@ def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
 
 
 def _derive(pair: CandidatePair) -> tuple[str, str, str]:
-    """(status, final verdict, flag) from the pair's own records, before its cluster has its say."""
+    """(status, final verdict, flag) from the pair's own records, before its cluster has its say.
+
+    The judgements are replayed in order: once the reviewers a pair needs had all judged and disagreed (or one
+    asked for arbitration), only an arbitration settles it. A later change of mind (a new verdict, an undo) is
+    recorded and shown to the arbiter but cannot turn a dispute into agreement: a reviewer who has judged sees
+    the others' verdicts, so agreeing afterwards would not be independent."""
     arbitration = pair.arbitrations.order_by("-created_at", "-id").first()
-    current = list(CurrentVerdict.objects.filter(pair=pair).exclude(verdict=WITHDRAWN)
-                   .values_list("verdict", flat=True))
     if arbitration:
         return SETTLED, arbitration.verdict, ""
-    if len(current) < pair.run.reviews_required:
+    needed = pair.run.reviews_required
+    current: dict[int, str] = {}
+    disputed = ""
+    for reviewer_id, verdict in Judgement.objects.filter(pair=pair).order_by("created_at", "id").values_list(
+            "reviewer_id", "verdict"):
+        if verdict == WITHDRAWN:
+            current.pop(reviewer_id, None)
+        else:
+            current[reviewer_id] = verdict
+        if not disputed and len(current) >= needed:
+            disputed = dispute_of(current.values())
+    if disputed:
+        return NEEDS_ARBITRATION, "", disputed
+    if len(current) < needed:
         # Blind review: until every required reviewer has judged, the status says nothing of the verdicts
         # given so far (an early "needs arbitration" would tell the next reviewer what the first one chose).
         return (JUDGED if current else PENDING), "", ""
-    if Verdict.ARBITRATION in current:
-        return NEEDS_ARBITRATION, "", "a reviewer asked for arbitration"
-    if len(set(current)) > 1:
-        return NEEDS_ARBITRATION, "", "the reviewers disagree"
-    return SETTLED, current[0], ""
+    return SETTLED, next(iter(current.values())), ""
+
+
+def dispute_of(verdicts) -> str:
+    """Why these verdicts (every reviewer a pair needs) send it to an arbiter; "" when they settle it."""
+    verdicts = set(verdicts)
+    if Verdict.ARBITRATION in verdicts:
+        return "a reviewer asked for arbitration"
+    return "the reviewers disagree" if len(verdicts) > 1 else ""
 
 
 def pair_refresh(pair: CandidatePair) -> None:
     """Derive the pair's status and final verdict from its records; then check its cluster."""
     status, final, flag = _derive(pair)
-    CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
-    pair.status, pair.final_verdict, pair.flag = status, final, flag
-    if pair.cluster is not None:
-        cluster_check(pair.run_id, pair.cluster)
+    with derived_writes():
+        CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
+        pair.status, pair.final_verdict, pair.flag = status, final, flag
+        if pair.cluster is not None:
+            cluster_check(pair.run_id, pair.cluster)
 
 
 def cluster_check(run_id: int, cluster: int) -> list[int]:
@@ -271,12 +318,13 @@ def cluster_check(run_id: int, cluster: int) -> list[int]:
             flagged.update((q.pk, f"{CLUSTER_FLAG} {cluster}: judged a copy, yet it links two documents an "
                                   f"arbiter settled as different") for q, v in settled
                            if v == COPY and not q.arbitrated and component.get(q.left_id) == group)
-    for pk, text in flagged.items():
-        CandidatePair.objects.filter(pk=pk).update(status=NEEDS_ARBITRATION, final_verdict="", flag=text)
-    for p in pairs:
-        if p.pk not in flagged and p.flag.startswith(CLUSTER_FLAG):
-            status, final, own_flag = own[p.pk]
-            CandidatePair.objects.filter(pk=p.pk).update(status=status, final_verdict=final, flag=own_flag)
+    with derived_writes():
+        for pk, text in flagged.items():
+            CandidatePair.objects.filter(pk=pk).update(status=NEEDS_ARBITRATION, final_verdict="", flag=text)
+        for p in pairs:
+            if p.pk not in flagged and p.flag.startswith(CLUSTER_FLAG):
+                status, final, own_flag = own[p.pk]
+                CandidatePair.objects.filter(pk=p.pk).update(status=status, final_verdict=final, flag=own_flag)
     return sorted(flagged)
 
 
@@ -286,10 +334,15 @@ def _fresh(seconds: int):
     return timezone.now() + timedelta(seconds=seconds / 2)
 
 
+class LeaseCapReached(ReviewRefused):
+    """The reviewer already holds as many pairs as one reviewer may (DEDUP_MAX_LEASES)."""
+
+
 def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
     """Hold the pair for this reviewer for `seconds` (renewing a lease they hold) when fewer reviewers hold
-    it than it needs judgements; True when they hold it (or have judged it). The pair's row is locked while
-    counting, so two reviewers asking at once are counted one after the other."""
+    it than it needs judgements; True when they hold it (or have judged it). Only "next" and a cluster's
+    explicit start take leases, at most DEDUP_MAX_LEASES a reviewer (LeaseCapReached beyond). The pair's row
+    is locked while counting, so two reviewers asking at once are counted one after the other."""
     seconds = seconds or settings.DEDUP_LEASE_SECONDS
     if Lease.objects.filter(pair_id=pair_id, reviewer=reviewer, pair__status__in=(PENDING, JUDGED),
                             expires_at__gt=_fresh(seconds)).exists():
@@ -297,18 +350,28 @@ def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
     return _lease_locked(pair_id, reviewer, seconds)
 
 
-def lease_hold(*, pair: CandidatePair, reviewer, current: str) -> bool:
-    """lease_take for a pair read by selectors.pair_for_review, with the end of this reviewer's lease on it
-    (`lease_until`) and their current verdict on it (`current`, "" without one, as selectors.pair_view reads
-    it): the pair page opened after "next" holds its pair with no query of its own."""
-    seconds = settings.DEDUP_LEASE_SECONDS
+def lease_renew(*, pair_id: int, reviewer) -> bool:
+    """Extend a lease the reviewer holds on a pair that still wants judgements (its page does, while open);
+    never takes one: a lease that lapsed, or one never given, stays with nobody."""
+    now = timezone.now()
+    return bool(Lease.objects.filter(pair_id=pair_id, reviewer=reviewer, expires_at__gt=now,
+                                     pair__status__in=(PENDING, JUDGED)).update(
+        expires_at=now + timedelta(seconds=settings.DEDUP_LEASE_SECONDS)))
+
+
+def lease_state(*, pair: CandidatePair, reviewer, current: str) -> tuple[bool, bool]:
+    """(leased, open) for a pair read by selectors.pair_for_review, with the end of this reviewer's lease on
+    it (`lease_until`) and their current verdict (`current`): whether they hold it under a lease now, and
+    whether a judgement of theirs would be taken. Reads only: opening a page never takes a lease."""
+    if current:
+        return False, True  # their verdict holds their place
     if pair.status not in (PENDING, JUDGED):
-        # It wants no more judgements, so no lease is taken and nothing is written: only a verdict of theirs
-        # holds a place, which needs no lock to read (a transaction each time cost four round trips).
-        return bool(current)
-    if pair.lease_until is not None and pair.lease_until > _fresh(seconds):
-        return True
-    return _lease_locked(pair.pk, reviewer, seconds)
+        return False, False
+    now = timezone.now()
+    if pair.lease_until is not None and pair.lease_until > now:
+        return True, True
+    judged, leased = _judged_and_leased(pair.pk, now)
+    return False, len((judged | leased) - {reviewer.pk}) < pair.run.reviews_required
 
 
 def _lease_locked(pair_id: int, reviewer, seconds: int) -> bool:
@@ -325,11 +388,32 @@ def _lease_locked(pair_id: int, reviewer, seconds: int) -> bool:
             return False
         if len((judged | leased) - {reviewer.pk}) >= reviews_required:
             return False
+        _refuse_past_the_cap(reviewer, pair_id, now)
         # One upsert. A lapsed lease counts for nobody (every read asks for an unexpired one), so it is
         # renewed in place here or removed on save or skip rather than swept on every take.
         upsert(Lease, {"pair_id": pair_id, "reviewer_id": reviewer.pk, "expires_at": now + timedelta(seconds=seconds)},
                unique=("pair", "reviewer"), update=("expires_at",))
     return True
+
+
+def _refuse_past_the_cap(reviewer, pair_id: int, now) -> None:
+    """The reviewer's row is locked first, so two requests of theirs at once count one after the other."""
+    list(get_user_model().objects.select_for_update().filter(pk=reviewer.pk).values_list("pk"))
+    held = Lease.objects.filter(reviewer=reviewer, expires_at__gt=now).exclude(pair_id=pair_id).count()
+    if held >= settings.DEDUP_MAX_LEASES:
+        raise LeaseCapReached(f"you hold {held} pairs, the most one reviewer may hold at once: decide, skip or "
+                              f"release them (Release my pairs, on the queue) before taking more")
+
+
+def leases_release(*, actor, reviewer, run_id: int | None = None) -> int:
+    """Let go of every lease the reviewer holds (in one run, or all); their own, or anyone's for an admin.
+    Returns how many were released."""
+    if actor.pk != reviewer.pk and not actor.has_perm(START_RUN):
+        raise ReviewRefused("only an admin releases another reviewer's pairs")
+    leases = Lease.objects.filter(reviewer=reviewer)
+    if run_id is not None:
+        leases = leases.filter(pair__run_id=run_id)
+    return leases.delete()[0]
 
 
 def lease_release(*, pair_id: int, reviewer) -> None:
@@ -415,11 +499,7 @@ def signature_record(*, reviewer, password: str) -> ReviewerSignature:
     """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
     if not reviewer.check_password(password or ""):
         raise ReviewRefused("the password does not match your account; nothing was signed")
-    chosen = accounts.chosen_by_other(reviewer)
-    if chosen is not None:
-        raise ReviewRefused(f"your password was chosen by {chosen.chosen_by or 'an admin'} on "
-                            f"{chosen.chosen_at:%Y-%m-%d}; set your own password first (Password, at the top), "
-                            f"so that only you can sign as you")
+    refuse_foreign_password(reviewer)
     count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()
     if not count:
         raise ReviewRefused("you have no judgement to sign yet")

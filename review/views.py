@@ -6,6 +6,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
@@ -119,6 +120,7 @@ def queue(request):
         "prev_at": max(0, at - 50), "threshold": selectors.review_threshold(run.near, run.config),
         "below": flt.below, "progress": selectors.run_progress(run, request.user, blind=not all_visible, stamp=stamp),
         "carried_pairs": [(k, v) for k, v in parse_qsl(carried)], "bulk_verdicts": BULK_VERDICTS,
+        "held": selectors.leases_held(request.user),
         "links": {"dashboard": link("review:dashboard", run.pk), "bulk": link("review:bulk_preview")},
         # The filter form is the same HTML for the same filters, run and role: drawn once and kept (its ten
         # widgets were a fifth of the page's CPU).
@@ -130,7 +132,11 @@ def queue(request):
 @permission_required(REVIEW)
 def next_pair(request):
     flt, carried, _ = _filters(request)
-    pair = services.next_pair(flt, request.user)
+    try:
+        pair = services.next_pair(flt, request.user)
+    except services.LeaseCapReached as error:
+        messages.error(request, f"No pair handed out: {error}.")
+        return redirect(f"{link('review:queue')}?{carried}")
     if pair is None:
         messages.info(request, "Nothing left for you to review with these filters.")
         return redirect(f"{link('review:queue')}?{carried}")
@@ -145,12 +151,12 @@ def pair_review(request, pk):
         raise Http404("No such pair in a complete run.")
     pair = runs.pair_evidence_complete(pair=runs.with_documents(pair))
     _, carried, _ = _filters(request, pair)
-    # Opening a pair holds it, as "next" does, when it still wants a reviewer; else it can be read, not judged.
+    # Opening a pair takes no lease (only "next" does): it can be judged while it still wants a reviewer.
     view = selectors.pair_view(pair, request.user)
-    holding = services.lease_hold(pair=pair, reviewer=request.user, current=view["current"])
+    leased, holding = services.lease_state(pair=pair, reviewer=request.user, current=view["current"])
     context = {**runs.pair_context(pair), **view}
     context.update({
-        "carried": carried, "keys": KEYS, "holding": holding,
+        "carried": carried, "keys": KEYS, "holding": holding, "leased": leased,
         "links": {"judge": link("review:judge", pair.pk), "skip": link("review:skip", pair.pk),
                   "lease": link("review:lease", pair.pk)},
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
@@ -217,13 +223,32 @@ def skip(request, pk):
 @require_POST
 @permission_required(REVIEW)
 def lease(request, pk):
-    """Renew (or take) the lease while the pair's page is open; `release` lets go when the page is left."""
+    """Renew a lease "next" gave while the pair's page is open (never a new one); `release` lets go when the
+    page is left."""
     pair = get_object_or_404(CandidatePair, pk=pk, run__status="complete")
     if request.POST.get("release"):
         services.lease_release(pair_id=pair.pk, reviewer=request.user)
         return HttpResponse(status=204)
-    return JsonResponse({"held": services.lease_take(pair_id=pair.pk, reviewer=request.user),
+    return JsonResponse({"held": services.lease_renew(pair_id=pair.pk, reviewer=request.user),
                          "seconds": settings.DEDUP_LEASE_SECONDS})
+
+
+@require_POST
+def leases_release(request):  # anyone logged in: the service allows one's own, or an admin's release of others
+    """Let go of every pair I hold (or, for an admin on a run's dashboard, of one reviewer's in that run)."""
+    reviewer = request.user
+    run_id = id_param(request, "run")
+    if request.POST.get("reviewer"):
+        reviewer = get_object_or_404(get_user_model(), pk=_id(request.POST["reviewer"]))
+    try:
+        released = services.leases_release(actor=request.user, reviewer=reviewer, run_id=run_id)
+    except services.ReviewRefused as error:
+        raise PermissionDenied(str(error)) from None
+    whose = "your" if reviewer.pk == request.user.pk else f"{reviewer.get_username()}'s"
+    messages.success(request, f"Released {released} of {whose} pair{'s' if released != 1 else ''}.")
+    if run_id and reviewer.pk != request.user.pk:
+        return redirect("review:dashboard", run_id=run_id)
+    return redirect(link("review:queue"))
 
 
 def _arbitration_filters(request) -> tuple[selectors.ArbitrationFilter, str, ArbitrationFilterForm]:
@@ -325,7 +350,9 @@ def dashboard(request, run_id):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(START_RUN)):
         raise PermissionDenied("The dashboard is for reviewers and admins.")
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=run_id)
-    return render(request, "review/dashboard.html", {"run": run, "board": selectors.dashboard(run, request.user)})
+    return render(request, "review/dashboard.html", {
+        "run": run, "board": selectors.dashboard(run, request.user),
+        "leases": selectors.leases_of_run(run) if request.user.has_perm(START_RUN) else None})
 
 
 @require_http_methods(["GET", "POST"])
@@ -412,12 +439,10 @@ def cluster(request, run_id, number):
     view = selectors.cluster_view(run, number, request.user)
     if view is None:
         raise Http404(f"run {run.pk} has no cluster {number}")
-    # Held as "next" holds a pair, so a family needing k reviews is in at most k reviewers' hands.
-    for row in view.pairs:
-        if not row.mine:
-            services.lease_take(pair_id=row.pk, reviewer=request.user)
+    # Opening a cluster takes no lease: "next cluster" or the page's Start does (decisions.cluster_hold).
     return render(request, "review/cluster.html", {
-        "run": run, "view": view, "keys": KEYS, "presets": selectors.preset_reasons_of(run.corpus_id),
+        "run": run, "view": view, "held": selectors.leases_in_cluster(run, number, request.user),
+        "keys": KEYS, "presets": selectors.preset_reasons_of(run.corpus_id),
         "splits": decisions.SPLIT_VERDICTS, "verdict_radios": VERDICT_RADIOS,
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
     })
@@ -461,7 +486,26 @@ def cluster_next(request, run_id):
     if number is None:
         messages.info(request, f"No cluster of run {run.pk} is left for you to decide.")
         return redirect(f"{link('review:queue')}?run={run.pk}&sort=cluster")
+    _cluster_hold(request, run, number)
     return redirect("review:cluster", run_id=run.pk, number=number)
+
+
+@require_POST
+@permission_required(REVIEW)
+def cluster_hold(request, run_id, number):
+    """The cluster page's Start: hold its open pairs for me, as "next cluster" does."""
+    run = get_object_or_404(ScreeningRun, pk=run_id, status="complete")
+    _cluster_hold(request, run, number)
+    return redirect("review:cluster", run_id=run.pk, number=number)
+
+
+def _cluster_hold(request, run: ScreeningRun, number: int) -> None:
+    held, wanted, refusal = decisions.cluster_hold(run=run, cluster=number, reviewer=request.user)
+    if refusal:
+        messages.warning(request, f"Holding {held} of the {wanted} pairs of cluster {number} you may judge: {refusal}.")
+    elif wanted:
+        messages.info(request, f"Holding the {held} pairs of cluster {number} you may judge for you "
+                               f"({settings.DEDUP_LEASE_SECONDS // 60} minutes).")
 
 
 @require_GET

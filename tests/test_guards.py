@@ -95,7 +95,31 @@ def test_a_document_may_be_saved_unchanged_but_not_rewritten(records):
 def test_every_declared_guard_is_installed_after_migrate():
     names = guards.installed(connection)
     for guard in guards.registered():
-        assert {f"{guard.table}_guard_delete", f"{guard.table}_guard_update"} <= names, guard.table
+        kinds = guards.trigger_kinds(guard, connection.vendor)
+        assert "update" in kinds or "writer_update" in kinds, guard.table
+        assert {f"{guard.table}_guard_{kind}" for kind in kinds} <= names, guard.table
+
+
+@pytest.mark.django_db
+def test_only_review_services_write_a_pairs_review_state_and_the_current_verdicts(records, editor):
+    pair = records["judgement"].pair
+    current = f"SELECT id FROM review_currentverdict WHERE pair_id = {pair.pk}"  # noqa: S608 - an int
+    for sql in (f"UPDATE screening_candidatepair SET status = 'pending' WHERE id = {pair.pk}",  # noqa: S608
+                f"UPDATE screening_candidatepair SET final_verdict = 'merge-entry' WHERE id = {pair.pk}",  # noqa: S608
+                f"UPDATE review_currentverdict SET verdict = 'merge-entry' WHERE id IN ({current})",  # noqa: S608
+                f"DELETE FROM review_currentverdict WHERE id IN ({current})"):  # noqa: S608
+        assert _refused(sql, []), sql
+    first = CandidatePair.objects.filter(run=pair.run).exclude(pk=pair.pk).first()
+    assert _refused("INSERT INTO review_currentverdict (pair_id, reviewer_id, judgement_id, verdict, run_id) "
+                    "VALUES (%s, %s, %s, 'merge-entry', %s)", [first.pk, editor.pk, records["judgement"].pk,
+                                                               pair.run_id])
+    pair.refresh_from_db()
+    assert (pair.status, pair.final_verdict) == ("settled", "keep-both")
+    # Columns outside the review state stay the engine's to write (the suggestion a model made again).
+    CandidatePair.objects.filter(pk=pair.pk).update(suggestion_confidence=0.5)
+    with services.derived_writes():  # the declared writer may, and only inside its block
+        CandidatePair.objects.filter(pk=pair.pk).update(flag="checked")
+    assert _refused(f"UPDATE screening_candidatepair SET flag = '' WHERE id = {pair.pk}", [])  # noqa: S608
 
 
 @pytest.mark.django_db

@@ -47,6 +47,8 @@ TABLE = {
     "review:undo": ("POST", REVIEWERS),
     "review:skip": ("POST", REVIEWERS),
     "review:lease": ("POST", REVIEWERS),
+    "review:leases_release": ("POST", ANYONE_LOGGED_IN),
+    "review:cluster_hold": ("POST", REVIEWERS),
     "review:cluster": ("GET", REVIEWERS),
     "review:cluster_decide": ("POST", REVIEWERS),
     "review:cluster_next": ("GET", REVIEWERS),
@@ -67,6 +69,7 @@ TABLE = {
     "users:role": ("POST", {"admin"}),
     "users:active": ("POST", {"admin"}),
     "users:password": ("POST", {"admin"}),
+    "users:code": ("POST", {"admin"}),
 }
 IGNORED_PREFIXES = ("admin:",)  # Django admin: staff only, checked separately
 
@@ -104,7 +107,9 @@ def world(import_records, admin_user, editor, arbiter):
         "arbitrate": [pair.pk], "skip": [pair.pk], "lease": [pair.pk], "policy": ["zh"], "dashboard": [run.pk],
         "sheet_start": [run.pk], "sheet_status": [1], "audit_start": [run.pk], "model_train": [run.pk],
         "audit_status": [1], "cluster": [run.pk, 1], "cluster_decide": [run.pk, 1], "cluster_next": [run.pk],
+        "cluster_hold": [run.pk, 1],
         "sheet_download": [1, "csv"], "role": [editor.pk], "active": [editor.pk], "password": [editor.pk],
+        "code": [editor.pk],
     }
     return clients, args
 

@@ -73,7 +73,7 @@ def test_objects_come_with_their_related_rows_and_annotations(import_records, ed
 
     run = seed_run(import_records)
     pair = run.pairs.order_by("pk").first()
-    assert services.lease_hold(pair=selectors.pair_for_review(pair.pk, editor), reviewer=editor, current="")
+    assert services.lease_take(pair_id=pair.pk, reviewer=editor)
     with django_assert_num_queries(2):  # the pair with run, corpus, panes and lease; then both documents
         read = runs.with_documents(selectors.pair_for_review(pair.pk, editor))
         seen = (read.run.corpus.name, read.run.status, read.left.doc_id, read.right.upload.source_id,

@@ -12,29 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from review import services
 from review.models import ReviewerSignature, SheetExport
 from review.sheets import sheet_exports, signing
-from screening.models import CandidatePair
-from tests.factories import completed_run
-from tests.seeds import SEED001
-
-
-@pytest.fixture
-def reviewed(import_records, editor, editor2, arbiter):
-    """Seed 001 reviewed as in the review tests: two reviews per pair, A–B arbitrated."""
-    import_records("zh", SEED001)
-    run = completed_run("zh", near=True, reviews_required=2)
-    ab = CandidatePair.objects.get(run=run, left__doc_id="A", right__doc_id="B")
-    ac = CandidatePair.objects.get(run=run, left__doc_id="A", right__doc_id="C")
-    services.judgement_record(pair=ab, reviewer=editor, verdict="merge-entry", reason="same guide, reformatted",
-                              related_source="demo-B")
-    services.judgement_record(pair=ac, reviewer=editor, verdict="valid-revision", reason="每周 became 每天")
-    services.signature_record(reviewer=editor, password="correct horse battery")
-    services.judgement_record(pair=ab, reviewer=editor2, verdict="keep-both", reason="=HYPERLINK(\"x\")")
-    services.arbitration_record(pair=CandidatePair.objects.get(pk=ab.pk), arbiter=arbiter, verdict="merge-entry",
-                                reason="formatting only, see \"notes\",\nline two", retained="left")
-    return run
 
 
 def export(run, tmp_path, name="signing.csv", **selection):

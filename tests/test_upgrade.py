@@ -57,7 +57,8 @@ def test_upgrading_from_the_previous_release_keeps_every_row_and_guards_it():
     assert (arbitration.verdict, arbitration.self_arbitrated) == ("merge-entry", False)
     assert sorted(Document.objects.values_list("doc_id", flat=True)) == ["A", "B"]
     for guard in guards.registered():
-        assert f"{guard.table}_guard_delete" in guards.installed(connection), guard.table
+        kinds = guards.trigger_kinds(guard, connection.vendor)
+        assert {f"{guard.table}_guard_{kind}" for kind in kinds} <= guards.installed(connection), guard.table
     for table, pk in (("review_judgement", old["judgement"]), ("review_arbitration", old["arbitration"])):
         with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"DELETE FROM {table} WHERE id = %s", [pk])  # noqa: S608 - fixed names
@@ -93,3 +94,60 @@ def test_upgrading_groups_the_problems_of_rejected_uploads_and_keeps_review_sett
     assert upgraded.problem_groups[0]["examples"][0] == problems[0]
     assert selectors.review_policy_of(upgraded.corpus).allow_self_arbitration
     assert selectors.preset_reasons_of(upgraded.corpus_id) == PRESET_REASONS
+
+
+BEFORE_THE_AUDIT = [("dedup_site", "0001_password_chosen_by_other"), ("review", "0009_review_actions")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upgrading_sends_a_dispute_settled_by_a_change_of_mind_back_to_an_arbiter():
+    call_command("migrate", "review", "0009", verbosity=0)
+    try:
+        models = MigrationExecutor(connection).loader.project_state(BEFORE_THE_AUDIT).apps
+        User = models.get_model("auth", "User")
+        one, two = User.objects.create(username="ed-one", password="!"), User.objects.create(username="ed-two",
+                                                                                            password="!")
+        corpus = models.get_model("screening", "Corpus").objects.create(name="old")
+        source = models.get_model("screening", "SourceFile").objects.create(sha256="c" * 64, size=10)
+        upload = models.get_model("screening", "Upload").objects.create(corpus=corpus, source=source,
+                                                                        original_name="x", status="complete")
+        Document = models.get_model("screening", "Document")
+        docs = [Document.objects.create(corpus=corpus, upload=upload, doc_id=d, source_id=d, language="en", body="a")
+                for d in "ABC"]
+        run = models.get_model("screening", "ScreeningRun").objects.create(
+            corpus=corpus, status="complete", contract="doc-content-v1", program_version="0", reviews_required=2)
+        Pair, Judgement = models.get_model("screening", "CandidatePair"), models.get_model("review", "Judgement")
+        bent = Pair.objects.create(run=run, left=docs[0], right=docs[1], pass_name="exact", jaccard=1.0,
+                                   status="settled", final_verdict="merge-entry")
+        agreed = Pair.objects.create(run=run, left=docs[0], right=docs[2], pass_name="exact", jaccard=1.0,
+                                     status="settled", final_verdict="merge-entry")
+        for reviewer, verdict in ((one, "merge-entry"), (two, "keep-both"), (two, "merge-entry")):
+            Judgement.objects.create(pair=bent, reviewer=reviewer, verdict=verdict, reason="")
+        for reviewer in (one, two):
+            Judgement.objects.create(pair=agreed, reviewer=reviewer, verdict="merge-entry", reason="")
+    finally:
+        call_command("migrate", verbosity=0)
+    from screening.models import CandidatePair
+
+    assert CandidatePair.objects.filter(pk=bent.pk).values_list("status", "final_verdict", "flag").get() == (
+        "needs_arbitration", "", "the reviewers disagree")
+    assert CandidatePair.objects.get(pk=agreed.pk).status == "settled"
+    assert Judgement.objects.count() == 5  # every judgement kept
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upgrading_refuses_user_names_that_differ_only_by_case_until_one_is_renamed(django_user_model):
+    call_command("migrate", "dedup_site", "0001", verbosity=0)
+    try:
+        with connection.cursor() as cursor:
+            for name in ("Kim", "kim"):
+                cursor.execute("INSERT INTO auth_user (username, password, is_superuser, is_staff, is_active, "
+                               "first_name, last_name, email, date_joined) VALUES (%s, '!', false, false, true, "
+                               "'', '', '', '2026-01-01')", [name])
+        with pytest.raises(RuntimeError, match="differ only by case: Kim / kim"):
+            call_command("migrate", verbosity=0)
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE auth_user SET username = 'kim-2' WHERE username = 'kim'")
+    finally:
+        call_command("migrate", verbosity=0)
+    assert sorted(django_user_model.objects.values_list("username", flat=True)) == ["Kim", "kim-2"]

@@ -149,13 +149,44 @@ def _diagnose(data: bytes) -> list[str]:
     return []
 
 
+class ManifestError(ValueError):
+    """A manifest that cannot be checked as it stands; the message says why."""
+
+
+def _unique_keys(items: list[tuple[str, object]]) -> dict:
+    seen = {}
+    for key, value in items:
+        if key in seen:
+            raise ManifestError(f"the manifest repeats the key {key!r}: a reader would see one of its values and a "
+                                f"check another")
+        seen[key] = value
+    return seen
+
+
+def manifest_read(text: str) -> dict:
+    """A manifest's JSON: one object, no key twice (ManifestError otherwise)."""
+    try:
+        manifest = json.loads(text, object_pairs_hook=_unique_keys)
+    except ManifestError:
+        raise
+    except ValueError as error:
+        raise ManifestError(f"the manifest is not JSON ({error})") from None
+    if not isinstance(manifest, dict):
+        raise ManifestError(f"the manifest is a JSON {type(manifest).__name__}, not an object")
+    return manifest
+
+
 def verify(data: bytes, manifest: dict, public_key: Ed25519PublicKey) -> Verdict:
     """Check a sheet's bytes against its manifest and the manifest against the public key."""
+    if not isinstance(manifest, dict):
+        return Verdict(False, [f"the manifest is a JSON {type(manifest).__name__}, not an object"])
     problems = []
+    if not isinstance(manifest.get("signature", ""), str):
+        problems.append(f"the manifest's signature is a JSON {type(manifest['signature']).__name__}, not base64 text")
     try:
-        signature = base64.b64decode(manifest.get("signature", ""), validate=True)
+        signature = base64.b64decode(str(manifest.get("signature", "")), validate=True)
         public_key.verify(signature, canonical(manifest))
-    except (InvalidSignature, ValueError):
+    except (InvalidSignature, ValueError, TypeError):
         problems.append("the manifest's signature is not valid for this public key: the manifest was edited, or "
                         "signed by another key")
     if manifest.get("format") not in READABLE_FORMATS:

@@ -29,6 +29,20 @@ class LabelRow:
         return tuple(sorted((self.left_id, self.right_id)))
 
 
+def _records(reader: csv.DictReader, name: str, problems: list[str]):
+    """The reader's rows; a row the csv module cannot read (a cell over its size limit, a stray quote in
+    strict mode) ends the reading with a problem naming its line, rather than an exception."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            problems.append(f"{name} line {reader.line_num + 1}: cannot be read as CSV ({error}); a label row's cells "
+                            f"are at most {csv.field_size_limit():,} characters")
+            return
+
+
 def read_labels(data: bytes, name: str) -> tuple[list[LabelRow], list[str], list[str]]:
     """(valid rows, problems, notices): with any problem the caller must store nothing."""
     problems: list[str] = []
@@ -53,7 +67,7 @@ def read_labels(data: bytes, name: str) -> tuple[list[LabelRow], list[str], list
         notices.append(f"{name} line 1: extra column(s) {', '.join(extra)} ignored")
     rows: list[LabelRow] = []
     seen: dict[tuple[str, str], LabelRow] = {}
-    for record in reader:
+    for record in _records(reader, name, problems):
         line = reader.line_num
         place = f"{name} line {line}"
         left, right = (record.get("left_id") or "").strip(), (record.get("right_id") or "").strip()

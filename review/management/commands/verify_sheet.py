@@ -1,4 +1,3 @@
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -22,9 +21,10 @@ class Command(BaseCommand):
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as error:
-            raise CommandError(f"{manifest_path}: not a JSON manifest ({error})") from error
+            manifest = signing.manifest_read(manifest_path.read_text(encoding="utf-8"))
+        except (signing.ManifestError, UnicodeDecodeError) as error:
+            self.stderr.write(f"INVALID: {manifest_path.name}: {error}")
+            raise CommandError(f"{csv_path.name} does not verify") from None
         if options["public_key"]:
             try:
                 key = signing.load_public_key(options["public_key"].read_bytes())
@@ -42,6 +42,6 @@ class Command(BaseCommand):
             for problem in result.problems:
                 self.stderr.write(f"INVALID: {problem}")
             raise CommandError(f"{csv_path.name} does not verify")
-        self.stdout.write(f"VALID: {csv_path.name}, export {manifest['export_id']} of run {manifest['run']}, "
-                          f"{manifest['row_count']} rows, exported by {manifest['exported_by']} at "
-                          f"{manifest['exported_at']}, key {signing.fingerprint(key)}")
+        self.stdout.write(f"VALID: {csv_path.name}, export {manifest.get('export_id')} of run {manifest.get('run')}, "
+                          f"{manifest.get('row_count')} rows, exported by {manifest.get('exported_by')} at "
+                          f"{manifest.get('exported_at')}, key {signing.fingerprint(key)}")
