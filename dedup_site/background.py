@@ -37,11 +37,11 @@ def failure_recorded(fail: Callable[[str], None]) -> Iterator[None]:
         raise
 
 
-def mark_failed(model, pk: int, error: str, *, final: tuple[str, ...] = ("complete",)) -> None:
+def mark_failed(model, pk: int, error: str, *, final: tuple[str, ...]) -> None:
     """Mark the row failed with the error, unless it ended already: `final` states, or failed (the first
     failure recorded, with its traceback, is the one kept; a failure callback that follows adds nothing)."""
-    model.objects.filter(pk=pk).exclude(status__in=[*final, "failed"]).update(
-        status="failed", finished_at=timezone.now(), error=error[:10000])
+    model.objects.filter(pk=pk).exclude(status__in=[*final, model.Status.FAILED]).update(
+        status=model.Status.FAILED, finished_at=timezone.now(), error=error[:10000])
 
 
 def failure_message(exc_type, exc_value) -> str:

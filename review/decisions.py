@@ -19,7 +19,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from review import selectors
-from review.models import WITHDRAWN, CurrentVerdict, Judgement, Lease, ReviewAction, Verdict
+from review.models import CurrentVerdict, Judgement, Lease, ReviewAction
 from review.services import (
     COPY,
     LeaseCapReached,
@@ -35,6 +35,7 @@ from review.services import (
 )
 from screening.engine.cluster import components
 from screening.models import CandidatePair, Document, ScreeningRun
+from screening.vocabulary import FINAL_VERDICTS, WITHDRAWN, Verdict
 
 MAX_CLUSTER_MEMBERS = 200  # beyond one look: such a cluster is decided pair by pair or in bulk with filters
 BULK_LIMIT = 5000
@@ -236,8 +237,8 @@ def bulk_plan(*, flt: selectors.QueueFilter, reviewer, verdict: str) -> Plan:
     may judge (at most BULK_LIMIT; retained: the exact group's representative for exact pairs)."""
     if flt.run is None:
         raise ReviewRefused("a bulk decision takes the pairs of one run: choose the run")
-    if verdict not in [v.value for v in Verdict if v != Verdict.ARBITRATION]:
-        raise ReviewRefused(f"a bulk verdict is one of {', '.join(v.value for v in Verdict if v != 'arbitration')}")
+    if verdict not in FINAL_VERDICTS:
+        raise ReviewRefused(f"a bulk verdict is one of {', '.join(FINAL_VERDICTS)}")
     pairs = list(flt.apply(CandidatePair.objects.select_related("left", "right", "run"))
                  .order_by(*flt.ordering())[: BULK_LIMIT + 1])
     if len(pairs) > BULK_LIMIT:

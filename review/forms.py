@@ -4,10 +4,11 @@ from django import forms
 from django.forms.renderers import Jinja2
 
 from dedup_site.http import MAX_ID
-from review.models import FINAL_VERDICTS, Retained, Verdict
+from review.models import Retained
 from review.selectors import BLIND_STATUSES, REVIEWED, STATUSES
+from screening.vocabulary import FINAL_VERDICTS, VERDICT_KEYS, ArbitrationReason, PairState, Verdict
 
-KEYS = {"keep-both": "k", "merge-entry": "m", "public-quote": "q", "valid-revision": "v", "arbitration": "a"}
+KEYS = {verdict.value: key for verdict, key in VERDICT_KEYS.items()}
 
 
 # Django's own Jinja2 widget templates: the same HTML as its Django-template ones (but whitespace), a fifth of
@@ -39,14 +40,13 @@ class QueueFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         # A blind reviewer cannot filter by what other reviewers' verdicts decided (settled, disagreement).
         statuses = BLIND_STATUSES if blind else [*STATUSES, REVIEWED]
-        self.fields["status"].choices = [("", "any status")] + [(s, s.replace("_", " ")) for s in statuses]
+        self.fields["status"].choices = [("", "any status")] + [(s, PairState(s).label) for s in statuses]
 
 
 class ArbitrationFilterForm(forms.Form):
     run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Run")
-    why = forms.ChoiceField(required=False, label="Why", choices=[
-        ("", "any reason"), ("disagree", "the reviewers disagree"), ("asked", "a reviewer asked"),
-        ("cluster", "contradicts its cluster")])
+    why = forms.ChoiceField(required=False, label="Why", choices=[("", "any reason")] + [
+        (reason.key, reason.label) for reason in ArbitrationReason])
     mine = forms.BooleanField(required=False, label="only the cases I may settle")
 
 

@@ -10,6 +10,7 @@ from django.db import models
 
 from dedup_site.guards import Guard, WriterGuard
 from screening.models import BackgroundWork, CandidatePair, JobStatus, ScreeningRun
+from screening.vocabulary import FINAL_VERDICTS, PairState, Verdict
 
 
 class ReviewPermissions(models.Model):
@@ -24,16 +25,6 @@ class ReviewPermissions(models.Model):
         ]
 
 
-class Verdict(models.TextChoices):
-    KEEP_BOTH = "keep-both", "keep both"
-    MERGE_ENTRY = "merge-entry", "merge entry"
-    PUBLIC_QUOTE = "public-quote", "public quote"
-    VALID_REVISION = "valid-revision", "valid revision"
-    ARBITRATION = "arbitration", "send to arbitration"
-
-
-WITHDRAWN = "withdrawn"  # recorded by undo: the reviewer has no current verdict on the pair
-FINAL_VERDICTS = [v for v in Verdict if v != Verdict.ARBITRATION]
 
 
 class Retained(models.TextChoices):
@@ -162,11 +153,11 @@ class ReviewPolicy(models.Model):
 # The reason a verdict records when the reviewer types none (a corpus's admins can change them): a decision
 # then takes two keys, the verdict and Enter. An empty preset makes a typed reason required for that verdict.
 PRESET_REASONS = {
-    "merge-entry": "the same document: a copy to merge",
-    "valid-revision": "a valid revision of the same document: a detail changed",
-    "public-quote": "one quotes the other: a public quotation, both kept",
-    "keep-both": "different documents: both kept",
-    "arbitration": "",
+    Verdict.MERGE_ENTRY.value: "the same document: a copy to merge",
+    Verdict.VALID_REVISION.value: "a valid revision of the same document: a detail changed",
+    Verdict.PUBLIC_QUOTE.value: "one quotes the other: a public quotation, both kept",
+    Verdict.KEEP_BOTH.value: "different documents: both kept",
+    Verdict.ARBITRATION.value: "",
 }
 
 
@@ -257,5 +248,5 @@ DB_GUARDS = [
     # screening's row, so one index pages a queue) and each reviewer's current verdict.
     WriterGuard("review_currentverdict", writer=DERIVED_WRITER),
     WriterGuard("screening_candidatepair", writer=DERIVED_WRITER, columns=("status", "final_verdict", "flag"),
-                insert_when="NEW.status <> 'pending' OR NEW.final_verdict <> '' OR NEW.flag <> ''"),
+                insert_when=f"NEW.status <> '{PairState.PENDING}' OR NEW.final_verdict <> '' OR NEW.flag <> ''"),
 ]

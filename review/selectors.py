@@ -26,7 +26,6 @@ from dedup_site.roles import sees_all_verdicts
 from review.kappa import cohen_kappa
 from review.models import (
     PRESET_REASONS,
-    WITHDRAWN,
     Arbitration,
     CurrentVerdict,
     Judgement,
@@ -36,12 +35,20 @@ from review.models import (
 )
 from screening.engine import panes
 from screening.models import CandidatePair, Document, ScreeningRun
+from screening.vocabulary import (
+    BLIND_PAIR_STATES,
+    STORED_PAIR_STATES,
+    WITHDRAWN,
+    ArbitrationReason,
+    PairState,
+    Verdict,
+)
 
-PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = "pending", "judged", "needs_arbitration", "settled"
-STATUSES = [PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED]
-CLUSTER_FLAG = "contradicts cluster"  # how a pair flagged by its cluster's other pairs is marked
-REVIEWED = "reviewed"  # has all its reviews (settled or waiting for an arbiter), shown to a blind reviewer
-BLIND_STATUSES = [PENDING, JUDGED, REVIEWED]
+PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED, REVIEWED = (
+    PairState.PENDING, PairState.JUDGED, PairState.NEEDS_ARBITRATION, PairState.SETTLED, PairState.REVIEWED)
+STATUSES = list(STORED_PAIR_STATES)
+CLUSTER_FLAG = ArbitrationReason.CLUSTER.value  # how a pair flagged by its cluster's other pairs is marked
+BLIND_STATUSES = list(BLIND_PAIR_STATES)  # REVIEWED: has all its reviews, as a blind reviewer is told
 PROGRESS_CACHE_SECONDS = 60  # a decision changes the key (review_stamp), so this only bounds memory
 
 sees_all = sees_all_verdicts  # the review app's name for the rule, which dedup_site.roles holds
@@ -56,14 +63,14 @@ _MY_JUDGEMENTS = Prepared(lambda pair_id, reviewer_id: Judgement.objects.filter(
 _PRESET_REASONS = Prepared(lambda corpus_id: ReviewPolicy.objects.filter(corpus_id=corpus_id).order_by("id")
                            .values_list("preset_reasons")[:1])
 RUN_PICKER_LIMIT = 100
-_REVIEWABLE_RUNS = Prepared(lambda: ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE).order_by("-pk")
+_REVIEWABLE_RUNS = Prepared(lambda: ScreeningRun.objects.complete().order_by("-pk")
                             .values_list("pk", "corpus__name", "exact", "near", "config", "reviews_required",
                                          "finished_at")[:RUN_PICKER_LIMIT], kinds="")
 
 
 def status_label(status: str) -> str:
     """A pair's review status as the pages show it ("needs arbitration"; an empty status is pending)."""
-    return status.replace("_", " ") or "pending"
+    return PairState(status or PENDING).label
 
 
 def shown_status(status: str, final_verdict: str, *, mine: str | bool, all_visible: bool, flag: str = ""
@@ -107,7 +114,7 @@ class QueueFilter:
                 and (not self.corpus or run.corpus.name == self.corpus)):
             found = [(run.pk, run.near, run.config)]
         else:
-            runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
+            runs = ScreeningRun.objects.complete()
             if self.corpus:
                 runs = runs.filter(corpus__name=self.corpus)
             if self.run is not None:
@@ -170,7 +177,7 @@ def stamp_of(row) -> tuple[int, int]:
     return row.newest_judgement or 0, row.newest_arbitration or 0
 
 
-_COMPLETE_RUN = Prepared(lambda pk: _stamped(ScreeningRun.objects.filter(pk=pk, status=ScreeningRun.Status.COMPLETE)
+_COMPLETE_RUN = Prepared(lambda pk: _stamped(ScreeningRun.objects.complete().filter(pk=pk)
                                              .select_related("corpus")))
 
 
@@ -182,7 +189,7 @@ def complete_run(pk: int) -> ScreeningRun | None:
 
 def latest_run(corpus: str = "") -> int | None:
     """The newest complete run (of the corpus, when one is named): the queue a reviewer starts on."""
-    runs = ScreeningRun.objects.filter(status=ScreeningRun.Status.COMPLETE)
+    runs = ScreeningRun.objects.complete()
     if corpus:
         runs = runs.filter(corpus__name=corpus)
     return runs.order_by("-pk").values_list("pk", flat=True).first()
@@ -592,8 +599,8 @@ def took_part(pair: CandidatePair, user) -> bool:
     return mine.filter(pair=pair).exists()
 
 
-_PAIR_FOR_REVIEW = Prepared(lambda pk, reviewer_id: _stamped(CandidatePair.objects.filter(
-    pk=pk, run__status="complete")).select_related("run__corpus", "panes").annotate(
+_PAIR_FOR_REVIEW = Prepared(lambda pk, reviewer_id: _stamped(CandidatePair.objects.of_complete_runs().filter(
+    pk=pk)).select_related("run__corpus", "panes").annotate(
         lease_until=Subquery(Lease.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id)
                              .values("expires_at")[:1]),
         my_verdict=Subquery(CurrentVerdict.objects.filter(pair=OuterRef("pk"), reviewer_id=reviewer_id)
@@ -632,8 +639,7 @@ def pair_view(pair: CandidatePair, user) -> dict:
     }
 
 
-ARBITRATION_WHY = {"disagree": "the reviewers disagree", "asked": "a reviewer asked for arbitration",
-                   "cluster": CLUSTER_FLAG}
+ARBITRATION_WHY = {reason.key: reason.value for reason in ArbitrationReason}
 
 
 @dataclass
@@ -648,7 +654,7 @@ def arbitration_cases(user, limit: int = 200, flt: ArbitrationFilter | None = No
     for a cluster's contradiction, any pair of that cluster: see took_part), `self_allowed` and `settleable`
     (by this arbiter)."""
     flt = flt or ArbitrationFilter()
-    pairs = CandidatePair.objects.filter(status=NEEDS_ARBITRATION, run__status="complete")
+    pairs = CandidatePair.objects.of_complete_runs().filter(status=NEEDS_ARBITRATION)
     if flt.run:
         pairs = pairs.filter(run_id=flt.run)
     if flt.why in ARBITRATION_WHY:
@@ -669,7 +675,7 @@ def arbitration_cases(user, limit: int = 200, flt: ArbitrationFilter | None = No
 
 def arbitration_count(flt: ArbitrationFilter | None = None) -> int:
     flt = flt or ArbitrationFilter()
-    pairs = CandidatePair.objects.filter(status=NEEDS_ARBITRATION, run__status="complete")
+    pairs = CandidatePair.objects.of_complete_runs().filter(status=NEEDS_ARBITRATION)
     if flt.run:
         pairs = pairs.filter(run_id=flt.run)
     if flt.why in ARBITRATION_WHY:
@@ -714,7 +720,7 @@ class ClusterMember:
     document: object  # a Document
     diff: list = field(default_factory=list)  # DiffRows against the pivot
     diff_total: int = 0
-    suggested_split: str = ""  # a verdict of its pair with the pivot that is not merge-entry
+    suggested_split: str = ""  # a verdict of its pair with the pivot that is not a copy
 
 
 @dataclass
@@ -767,7 +773,7 @@ def cluster_view(run: ScreeningRun, number: int, user, limit: int = 200) -> Clus
     pivot = docs[0]
     suggested = {}
     for _, a, b, verdict in pairs:
-        if pivot.pk in (a, b) and verdict and verdict != "merge-entry":
+        if pivot.pk in (a, b) and verdict and not Verdict(verdict).is_copy:
             suggested[b if a == pivot.pk else a] = verdict
     members = []
     for doc in docs[:limit]:

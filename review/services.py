@@ -18,9 +18,7 @@ from dedup_site.roles import START_RUN
 from review import selectors
 from review.models import (
     DERIVED_WRITER,
-    FINAL_VERDICTS,
     PRESET_REASONS,
-    WITHDRAWN,
     Arbitration,
     CurrentVerdict,
     Judgement,
@@ -29,14 +27,8 @@ from review.models import (
     ReviewerSignature,
     ReviewPolicy,
     Skip,
-    Verdict,
 )
 from review.selectors import (
-    CLUSTER_FLAG,
-    JUDGED,
-    NEEDS_ARBITRATION,
-    PENDING,
-    SETTLED,
     QueueFilter,
     after_cursor,
     cursor_of,
@@ -45,8 +37,22 @@ from review.sheets import signing
 from screening.engine.cluster import components
 from screening.evaluation.labelsets import labelset_from_run
 from screening.models import CandidatePair, ScreeningRun
+from screening.vocabulary import (
+    COPY_VERDICTS,
+    FINAL_VERDICTS,
+    OPEN_PAIR_STATES,
+    WITHDRAWN,
+    ArbitrationReason,
+    PairState,
+    Verdict,
+    dispute_of,
+)
 
-COPY = Verdict.MERGE_ENTRY  # the verdict that says "these are copies"
+PENDING, JUDGED, NEEDS_ARBITRATION, SETTLED = (PairState.PENDING, PairState.JUDGED, PairState.NEEDS_ARBITRATION,
+                                               PairState.SETTLED)
+CLUSTER_FLAG = ArbitrationReason.CLUSTER.value
+
+(COPY,) = COPY_VERDICTS  # the verdict that says "these are copies"
 MAX_REASON = 5000  # as the forms allow
 
 
@@ -150,7 +156,7 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
         # Blind review: whoever has no verdict on the pair (never gave one, or withdrew it) learns nothing of
         # how it stands, only that it wants no more reviewers (the same words whether it is held, settled,
         # disputed or arbitrated).
-        if pair.status not in (PENDING, JUDGED) or len((judged | leased) - {reviewer.pk}) >= \
+        if pair.status not in OPEN_PAIR_STATES or len((judged | leased) - {reviewer.pk}) >= \
                 pair.run.reviews_required:
             raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
     else:
@@ -274,14 +280,6 @@ def _derive(pair: CandidatePair) -> tuple[str, str, str]:
     return SETTLED, next(iter(current.values())), ""
 
 
-def dispute_of(verdicts) -> str:
-    """Why these verdicts (every reviewer a pair needs) send it to an arbiter; "" when they settle it."""
-    verdicts = set(verdicts)
-    if Verdict.ARBITRATION in verdicts:
-        return "a reviewer asked for arbitration"
-    return "the reviewers disagree" if len(verdicts) > 1 else ""
-
-
 def pair_refresh(pair: CandidatePair) -> None:
     """Derive the pair's status and final verdict from its records; then check its cluster."""
     status, final, flag = _derive(pair)
@@ -344,7 +342,7 @@ def lease_take(*, pair_id: int, reviewer, seconds: int | None = None) -> bool:
     explicit start take leases, at most DEDUP_MAX_LEASES a reviewer (LeaseCapReached beyond). The pair's row
     is locked while counting, so two reviewers asking at once are counted one after the other."""
     seconds = seconds or settings.DEDUP_LEASE_SECONDS
-    if Lease.objects.filter(pair_id=pair_id, reviewer=reviewer, pair__status__in=(PENDING, JUDGED),
+    if Lease.objects.filter(pair_id=pair_id, reviewer=reviewer, pair__status__in=OPEN_PAIR_STATES,
                             expires_at__gt=_fresh(seconds)).exists():
         return True  # one read, no transaction
     return _lease_locked(pair_id, reviewer, seconds)
@@ -355,7 +353,7 @@ def lease_renew(*, pair_id: int, reviewer) -> bool:
     never takes one: a lease that lapsed, or one never given, stays with nobody."""
     now = timezone.now()
     return bool(Lease.objects.filter(pair_id=pair_id, reviewer=reviewer, expires_at__gt=now,
-                                     pair__status__in=(PENDING, JUDGED)).update(
+                                     pair__status__in=OPEN_PAIR_STATES).update(
         expires_at=now + timedelta(seconds=settings.DEDUP_LEASE_SECONDS)))
 
 
@@ -365,7 +363,7 @@ def lease_state(*, pair: CandidatePair, reviewer, current: str) -> tuple[bool, b
     whether a judgement of theirs would be taken. Reads only: opening a page never takes a lease."""
     if current:
         return False, True  # their verdict holds their place
-    if pair.status not in (PENDING, JUDGED):
+    if pair.status not in OPEN_PAIR_STATES:
         return False, False
     now = timezone.now()
     if pair.lease_until is not None and pair.lease_until > now:
@@ -384,7 +382,7 @@ def _lease_locked(pair_id: int, reviewer, seconds: int) -> bool:
         judged, leased = _judged_and_leased(pair_id, now)
         if reviewer.pk in judged:
             return True  # their verdict already holds a place; no lease needed
-        if status not in (PENDING, JUDGED):
+        if status not in OPEN_PAIR_STATES:
             return False
         if len((judged | leased) - {reviewer.pk}) >= reviews_required:
             return False
@@ -477,7 +475,7 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
         passed = set(Skip.objects.filter(reviewer=reviewer, pair_id__in=ids).values_list("pair_id", flat=True))
         others = _held_by_others(ids, reviewer)
         for row in rows:
-            if row.status not in (PENDING, JUDGED) or row.pk in mine:
+            if row.status not in OPEN_PAIR_STATES or row.pk in mine:
                 continue
             if len(others.get(row.pk, ())) >= row.reviews_required:
                 continue  # full as far as can be seen now; lease_take counts again under the pair's lock
@@ -509,7 +507,7 @@ def signature_record(*, reviewer, password: str) -> ReviewerSignature:
 
 
 def labelset_from_verdicts(*, run: ScreeningRun, user=None):
-    """Settled pairs of a run as labels: merge-entry → 1; keep-both, public-quote, valid-revision → 0
+    """Settled pairs of a run as labels: a copy verdict → 1, any other final verdict → 0
     (arbitrated pairs use the arbiter's decision, which is their final verdict)."""
     settled = CandidatePair.objects.filter(run=run, status=SETTLED).values_list("left_id", "right_id", "final_verdict")
     return labelset_from_run(run=run, user=user, labels=[

@@ -40,8 +40,9 @@ from review.sheets import sheet_exports, signing
 from screening import runs
 from screening.evaluation.labelsets import EvaluationRefused
 from screening.models import CandidatePair, Corpus, ScreeningRun
+from screening.vocabulary import FINAL_VERDICTS, Verdict
 
-BULK_VERDICTS = ["merge-entry", "keep-both", "valid-revision", "public-quote"]
+BULK_VERDICTS = [v.value for v in FINAL_VERDICTS]  # in the vocabulary's order
 FILTER_KEYS = ["corpus", "run", "pass_name", "min_score", "max_score", "cluster", "status", "signals", "suggestion",
                "min_confidence", "sort", "below"]
 
@@ -214,7 +215,7 @@ def undo(request):
 @require_POST
 @permission_required(REVIEW)
 def skip(request, pk):
-    pair = get_object_or_404(CandidatePair, pk=pk, run__status="complete")
+    pair = get_object_or_404(CandidatePair.objects.of_complete_runs(), pk=pk)
     _, carried, _ = _filters(request, pair)
     services.pair_skip(pair=pair, reviewer=request.user)
     return redirect(f"{link('review:next')}?{carried}")
@@ -225,7 +226,7 @@ def skip(request, pk):
 def lease(request, pk):
     """Renew a lease "next" gave while the pair's page is open (never a new one); `release` lets go when the
     page is left."""
-    pair = get_object_or_404(CandidatePair, pk=pk, run__status="complete")
+    pair = get_object_or_404(CandidatePair.objects.of_complete_runs(), pk=pk)
     if request.POST.get("release"):
         services.lease_release(pair_id=pair.pk, reviewer=request.user)
         return HttpResponse(status=204)
@@ -285,7 +286,7 @@ def arbitration_next(request):
 @permission_required(ARBITRATE)
 def arbitrate(request, pk):
     pair = runs.pair_evidence_complete(pair=runs.with_documents(
-        get_object_or_404(CandidatePair.objects.select_related("run__corpus"), pk=pk, run__status="complete")))
+        get_object_or_404(CandidatePair.objects.of_complete_runs().select_related("run__corpus"), pk=pk)))
     _, carried, _ = _arbitration_filters(request)
     presets = selectors.preset_reasons_of(pair.run.corpus_id)
     form = ArbitrationForm(request.POST or None, presets=presets, initial={"retained": "both"})
@@ -334,7 +335,7 @@ def policy(request, name):
 @require_POST
 @permission_required(UPLOAD)
 def labels_from_verdicts(request, pk):
-    run = get_object_or_404(ScreeningRun, pk=pk, status=ScreeningRun.Status.COMPLETE)
+    run = get_object_or_404(ScreeningRun.objects.complete(), pk=pk)
     try:
         label_set = services.labelset_from_verdicts(run=run, user=request.user)
     except EvaluationRefused as error:
@@ -435,15 +436,16 @@ def signing_key(request):
 @require_GET
 @permission_required(REVIEW)
 def cluster(request, run_id, number):
-    run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=run_id, status="complete")
+    run = get_object_or_404(ScreeningRun.objects.complete().select_related("corpus"), pk=run_id)
     view = selectors.cluster_view(run, number, request.user)
     if view is None:
         raise Http404(f"run {run.pk} has no cluster {number}")
     # Opening a cluster takes no lease: "next cluster" or the page's Start does (decisions.cluster_hold).
     return render(request, "review/cluster.html", {
         "run": run, "view": view, "held": selectors.leases_in_cluster(run, number, request.user),
-        "keys": KEYS, "presets": selectors.preset_reasons_of(run.corpus_id),
-        "splits": decisions.SPLIT_VERDICTS, "verdict_radios": VERDICT_RADIOS,
+        "keys": KEYS, "presets": selectors.preset_reasons_of(run.corpus_id), "default_verdict": Verdict.MERGE_ENTRY,
+        "splits": decisions.SPLIT_VERDICTS,
+        "verdict_radios": [r for r in VERDICT_RADIOS if r[0] in FINAL_VERDICTS],  # a family is decided, not sent on
         "renew_seconds": max(30, settings.DEDUP_LEASE_SECONDS // 3),
     })
 
@@ -451,7 +453,7 @@ def cluster(request, run_id, number):
 @require_POST
 @permission_required(REVIEW)
 def cluster_decide(request, run_id, number):
-    run = get_object_or_404(ScreeningRun, pk=run_id, status="complete")
+    run = get_object_or_404(ScreeningRun.objects.complete(), pk=run_id)
     presets = selectors.preset_reasons_of(run.corpus_id)
     verdict = request.POST.get("verdict", "")
     reason = request.POST.get("reason", "").strip() or presets.get(verdict, "")
@@ -481,7 +483,7 @@ def _id(text: str) -> int:
 @require_GET
 @permission_required(REVIEW)
 def cluster_next(request, run_id):
-    run = get_object_or_404(ScreeningRun, pk=run_id, status="complete")
+    run = get_object_or_404(ScreeningRun.objects.complete(), pk=run_id)
     number = decisions.next_cluster(run, request.user, after=id_param(request, "after"))
     if number is None:
         messages.info(request, f"No cluster of run {run.pk} is left for you to decide.")
@@ -494,7 +496,7 @@ def cluster_next(request, run_id):
 @permission_required(REVIEW)
 def cluster_hold(request, run_id, number):
     """The cluster page's Start: hold its open pairs for me, as "next cluster" does."""
-    run = get_object_or_404(ScreeningRun, pk=run_id, status="complete")
+    run = get_object_or_404(ScreeningRun.objects.complete(), pk=run_id)
     _cluster_hold(request, run, number)
     return redirect("review:cluster", run_id=run.pk, number=number)
 
@@ -513,7 +515,7 @@ def _cluster_hold(request, run: ScreeningRun, number: int) -> None:
 def bulk_preview(request):
     flt, carried, _ = _filters(request)
     verdict = request.GET.get("verdict", "")
-    run = ScreeningRun.objects.filter(pk=flt.run or 0, status="complete").first()
+    run = ScreeningRun.objects.complete().filter(pk=flt.run or 0).first()
     try:
         if run is None:
             raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
@@ -536,7 +538,7 @@ def bulk_confirm(request):
     verdict = request.POST.get("verdict", "")
     filters = dict(parse_qsl(carried))  # the filters as applied (what was ignored is not recorded)
     try:
-        if not ScreeningRun.objects.filter(pk=flt.run or 0, status="complete").exists():
+        if not ScreeningRun.objects.complete().filter(pk=flt.run or 0).exists():
             raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
         action = decisions.bulk_decide(flt=flt, reviewer=request.user, verdict=verdict, token=request.POST.get(
             "token", ""), reason=request.POST.get("reason", ""), filters=filters)

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from dedup_site.guards import Guard
 from dedup_site.links import link
+from screening.vocabulary import PairState, RunState
 
 
 class Corpus(models.Model):
@@ -46,12 +47,23 @@ class SourceFile(models.Model):
 
 
 class JobStatus(models.TextChoices):
-    """Where a background job's object stands (runs, sheet exports)."""
+    """Where a background job's object stands (runs, sheet exports): screening.vocabulary's run states."""
 
-    QUEUED = "queued"
-    RUNNING = "running"
-    COMPLETE = "complete"
-    FAILED = "failed"
+    QUEUED = RunState.QUEUED
+    RUNNING = RunState.RUNNING
+    COMPLETE = RunState.COMPLETE
+    FAILED = RunState.FAILED
+
+
+class RunQuerySet(models.QuerySet):
+    def complete(self):
+        """The runs whose results are published (their pairs may be reviewed)."""
+        return self.filter(status=RunState.COMPLETE)
+
+
+class PairQuerySet(models.QuerySet):
+    def of_complete_runs(self):
+        return self.filter(run__status=RunState.COMPLETE)
 
 
 class BackgroundWork:
@@ -61,16 +73,29 @@ class BackgroundWork:
     def is_active(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
+    # For templates, which compare no state literals (screening.vocabulary spells them).
+    @property
+    def is_complete(self) -> bool:
+        return self.status == RunState.COMPLETE
+
+    @property
+    def is_failed(self) -> bool:
+        return self.status == RunState.FAILED
+
+    @property
+    def is_rejected(self) -> bool:
+        return self.status == RunState.REJECTED
+
 
 class Upload(BackgroundWork, models.Model):
     """One file uploaded into one corpus, and what became of it (all of it, or nothing)."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        COMPLETE = "complete"
-        REJECTED = "rejected"  # the file broke a rule; problems lists each one
-        FAILED = "failed"  # the program failed; error says how
+        QUEUED = RunState.QUEUED
+        RUNNING = RunState.RUNNING
+        COMPLETE = RunState.COMPLETE
+        REJECTED = RunState.REJECTED  # the file broke a rule; problems lists each one
+        FAILED = RunState.FAILED  # the program failed; error says how
 
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="uploads")
     source = models.ForeignKey(SourceFile, on_delete=models.PROTECT, related_name="uploads")
@@ -135,6 +160,7 @@ class ScreeningRun(BackgroundWork, models.Model):
     """One execution of the exact and/or near pass over one corpus, with everything needed to repeat it."""
 
     Status = JobStatus
+    objects = RunQuerySet.as_manager()
 
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="runs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
@@ -204,6 +230,8 @@ class CandidatePair(models.Model):
         EXACT = "exact"
         NEAR = "near"
 
+    objects = PairQuerySet.as_manager()
+
     run = models.ForeignKey(ScreeningRun, on_delete=models.PROTECT, related_name="pairs")
     left = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
     right = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
@@ -224,9 +252,13 @@ class CandidatePair(models.Model):
     suggestion_reasons = models.JSONField(default=list, blank=True)
     suggestion_source = models.CharField(max_length=16, blank=True, help_text="rules, or model")
     # Review state, derived from the insert-only judgements and arbitrations (review.services keeps it).
-    status = models.CharField(max_length=24, default="pending")
+    status = models.CharField(max_length=24, default=PairState.PENDING.value)
     final_verdict = models.CharField(max_length=24, blank=True)
     flag = models.CharField(max_length=200, blank=True, help_text="why the pair was sent to arbitration")
+
+    @property
+    def needs_arbitration(self) -> bool:
+        return self.status == PairState.NEEDS_ARBITRATION
 
     class Meta:
         ordering = ["-jaccard", "pk"]

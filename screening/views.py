@@ -263,7 +263,7 @@ def _labelled_rows(request, report) -> dict:
 
 @require_GET
 def evaluation_page(request, pk):
-    run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=pk, status="complete")
+    run = get_object_or_404(ScreeningRun.objects.complete().select_related("corpus"), pk=pk)
     label_sets = _label_sets(run.corpus, request.user)
     chosen = label_sets.filter(pk=id_param(request, "labels") or 0).first() or label_sets.first()
     thresholds = _thresholds(request)
@@ -295,7 +295,7 @@ def evaluation_page(request, pk):
 @require_POST
 @permission_required(START_RUN)
 def model_train(request, pk):
-    run = get_object_or_404(ScreeningRun, pk=pk, status=ScreeningRun.Status.COMPLETE)
+    run = get_object_or_404(ScreeningRun.objects.complete(), pk=pk)
     label_set = get_object_or_404(run.corpus.label_sets, pk=id_param(request, "labels") or 0)
     back = f"{reverse('screening:evaluation', args=[run.pk])}?labels={label_set.pk}#suggestions"
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+import re
 import tomllib
 from collections import defaultdict
 from pathlib import Path
@@ -50,7 +51,9 @@ def test_no_two_modules_of_the_apps_share_a_name():
 def test_the_engine_contract_names_every_module_of_screening_outside_the_engine():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     (contract,) = [c for c in config["contracts"] if c["name"].startswith("The engine imports nothing")]
-    outside = {f"screening.{m.name}" for m in pkgutil.iter_modules(screening.__path__)} - {"screening.engine"}
+    # The vocabulary is plain Python written for the engine too (tests below keep it so).
+    outside = {f"screening.{m.name}" for m in pkgutil.iter_modules(screening.__path__)} - {
+        "screening.engine", "screening.vocabulary"}
     assert outside <= set(contract["forbidden_modules"])
 
 
@@ -73,3 +76,53 @@ def test_the_plain_modules_load_without_django():
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                             env={"PATH": "/usr/bin:/bin"})
     assert result.stdout.strip() == "[]", result.stdout
+
+
+# --- one vocabulary ------------------------------------------------------------------------------
+
+VOCABULARY = ROOT / "screening" / "vocabulary.py"
+
+
+def _vocabulary_words() -> set[str]:
+    from screening.vocabulary import WITHDRAWN, ArbitrationReason, PairState, RunState, Verdict
+
+    # "arbitration" is also the name of a kind of record and of a page: only the verdict's other keys count.
+    return ({v.value for v in Verdict if v is not Verdict.ARBITRATION} | {s.value for s in PairState}
+            | {r.value for r in RunState} | {a.value for a in ArbitrationReason} | {WITHDRAWN})
+
+
+def test_no_verdict_or_state_is_spelled_outside_the_vocabulary_in_python():
+    words, found = _vocabulary_words(), []
+    for path in app_modules():
+        if path == VOCABULARY:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in words:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
+    assert found == [], "import it from screening.vocabulary"
+
+
+def test_no_verdict_key_is_spelled_outside_the_vocabulary_anywhere():
+    from screening.vocabulary import Verdict
+
+    keys = re.compile("|".join(re.escape(v.value) for v in Verdict if "-" in v.value))
+    words = "|".join(re.escape(w) for w in sorted(_vocabulary_words()))
+    quoted_state = re.compile(rf"""["']({words})["']""")
+    files = [*app_modules(), *(ROOT / "templates").rglob("*.html"), *(ROOT / "static").rglob("*.js"),
+             *(p for app in APPS for p in (ROOT / app).rglob("migrations/*.py"))]
+    found = []
+    for path in files:
+        if path == VOCABULARY:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if keys.search(text) or (path.suffix != ".py" and quoted_state.search(text)):
+            found.append(str(path.relative_to(ROOT)))
+    assert found == [], "verdict keys and states come from screening.vocabulary (json_script for page scripts)"
+
+
+def test_the_vocabulary_is_plain_python():
+    imports = {alias.name for node in ast.walk(ast.parse(VOCABULARY.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Import) for alias in node.names}
+    imports |= {node.module for node in ast.walk(ast.parse(VOCABULARY.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ImportFrom)}
+    assert imports <= {"__future__", "enum"}

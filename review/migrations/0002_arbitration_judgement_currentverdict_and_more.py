@@ -4,6 +4,9 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+# The verdicts as screening.vocabulary writes them (the same four as when this migration was made).
+from screening.vocabulary import FINAL_VERDICTS
+
 
 class Migration(migrations.Migration):
 
@@ -18,7 +21,7 @@ class Migration(migrations.Migration):
             name='Arbitration',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('verdict', models.CharField(choices=[('keep-both', 'keep both'), ('merge-entry', 'merge entry'), ('public-quote', 'public quote'), ('valid-revision', 'valid revision')], max_length=24)),
+                ('verdict', models.CharField(choices=[(v.value, v.label) for v in FINAL_VERDICTS], max_length=24)),
                 ('reason', models.TextField()),
                 ('retained', models.CharField(blank=True, choices=[('left', 'Left'), ('right', 'Right'), ('both', 'Both')], max_length=8)),
                 ('related_source', models.CharField(blank=True, max_length=200)),

@@ -222,4 +222,4 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
 
 
 def sheet_export_fail(*, export_id: int, error: str) -> None:
-    background.mark_failed(SheetExport, export_id, error)
+    background.mark_failed(SheetExport, export_id, error, final=(SheetExport.Status.COMPLETE,))

@@ -5,7 +5,7 @@ is a copy from its evidence: a logistic regression over standardised features, c
 sigmoid fitted on out-of-fold scores, validated with folds by source family (no family on both sides of a
 fold). Its parameters are plain numbers, kept as JSON and applied with numpy: no pickle is ever loaded.
 
-Applied, it decides copy or not; when not, the verdict among keep-both, public-quote and valid-revision is
+Applied, it decides copy or not; when not, the verdict among those that keep both texts is
 the rules' (the labels do not say which), with the model's confidence that it is not a copy.
 """
 

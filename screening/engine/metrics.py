@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from screening.engine.cluster import components
+from screening.vocabulary import COPY_VERDICTS
 
 MISSED_BY_LSH = "missed by LSH"
 BELOW_THRESHOLD = "below threshold"
@@ -101,8 +102,8 @@ class SuggestionRow:
 
 
 def suggestion_table(pairs: Iterable[LabelledPair]) -> tuple[list[SuggestionRow], float | None]:
-    """Suggested verdict against labels, and the share of agreement (merge-entry for a copy, anything else
-    for the rest) among pairs with a suggestion."""
+    """Suggested verdict against labels, and the share of agreement (a copy verdict for a copy, anything
+    else for the rest) among pairs with a suggestion."""
     rows: dict[str, SuggestionRow] = {}
     agree = total = 0
     for p in pairs:
@@ -114,7 +115,7 @@ def suggestion_table(pairs: Iterable[LabelledPair]) -> tuple[list[SuggestionRow]
             row.others += 1
         if p.suggestion:
             total += 1
-            agree += (p.suggestion == "merge-entry") == (p.label == 1)
+            agree += (p.suggestion in COPY_VERDICTS) == (p.label == 1)
     return sorted(rows.values(), key=lambda r: r.suggestion), (agree / total if total else None)
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from screening.engine.evidence import Evidence
+from screening.vocabulary import Verdict
 
-MERGE, REVISION, QUOTE, KEEP = "merge-entry", "valid-revision", "public-quote", "keep-both"
+MERGE, REVISION, QUOTE, KEEP = Verdict.MERGE_ENTRY, Verdict.VALID_REVISION, Verdict.PUBLIC_QUOTE, Verdict.KEEP_BOTH
 SMALL_CHANGE = 0.15  # share of tokens changed: above it, a text was rewritten, not revised or copied
 LIGHT_EDIT = 0.06
 SIGNAL_NAMES = {"number": "number", "date": "date", "month": "month", "sign": "sign", "unit": "unit",

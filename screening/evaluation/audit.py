@@ -113,7 +113,7 @@ def audit_execute(*, audit: RunAudit, on_progress: Callable[[float], None] | Non
 
 
 def audit_fail(*, audit_id: int, error: str) -> None:
-    background.mark_failed(RunAudit, audit_id, error)
+    background.mark_failed(RunAudit, audit_id, error, final=(RunAudit.Status.COMPLETE,))
 
 
 def audit_latest(run: ScreeningRun) -> tuple[RunAudit | None, Audit | None]:

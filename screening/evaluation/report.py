@@ -165,7 +165,7 @@ def compare_runs(*, corpus: Corpus, label_set: LabelSet, thresholds=DEFAULT_THRE
     """One row per complete near run of the corpus: configuration, candidates, candidate recall, precision and
     recall at each threshold, run time."""
     out = []
-    for run in corpus.runs.filter(status=ScreeningRun.Status.COMPLETE, near=True).order_by("pk"):
+    for run in corpus.runs.complete().filter(near=True).order_by("pk"):
         report = run_evaluate(run=run, label_set=label_set, thresholds=thresholds)
         near = run.config["near"]
         seconds = (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None

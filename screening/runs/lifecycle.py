@@ -115,7 +115,7 @@ def run_retry(*, run: ScreeningRun) -> ScreeningRun:
 
 def run_fail(*, run_id: int, error: str) -> None:
     """Mark the run failed (it shows nothing: results are written only on success) and say why."""
-    background.mark_failed(ScreeningRun, run_id, error)
+    background.mark_failed(ScreeningRun, run_id, error, final=(ScreeningRun.Status.COMPLETE,))
 
 
 def run_mark_running(*, run: ScreeningRun) -> None:

@@ -7,7 +7,12 @@
   const reason = document.getElementById("reason");
   const presetsNode = document.getElementById("preset-reasons");
   const presets = presetsNode ? JSON.parse(presetsNode.textContent) : {};
-  const verdictKeys = {k: "keep-both", m: "merge-entry", q: "public-quote", v: "valid-revision"};
+  // The verdicts and their keys come from the page (screening.vocabulary through the view), never from here.
+  const verdictKeys = {};
+  const keysNode = document.getElementById("verdict-keys");
+  Object.entries(keysNode ? JSON.parse(keysNode.textContent) : {}).forEach(function (entry) {
+    verdictKeys[entry[1]] = entry[0];
+  });
   const rows = Array.from(document.querySelectorAll("#members tbody tr"));
   let presetShown = reason ? reason.value : "";
   let splitting = false;  // s was pressed: the next digit splits a member off

@@ -9,7 +9,12 @@
   const reason = document.getElementById("reason");
   const presetsNode = document.getElementById("preset-reasons");
   const presets = presetsNode ? JSON.parse(presetsNode.textContent) : {};
-  const verdictKeys = {k: "keep-both", m: "merge-entry", q: "public-quote", v: "valid-revision", a: "arbitration"};
+  // The verdicts and their keys come from the page (screening.vocabulary through the view), never from here.
+  const verdictKeys = {};
+  const keysNode = document.getElementById("verdict-keys");
+  Object.entries(keysNode ? JSON.parse(keysNode.textContent) : {}).forEach(function (entry) {
+    verdictKeys[entry[1]] = entry[0];
+  });
   const retainedKeys = {l: "left", r: "right", b: "both"};
   let leaving = false;  // a form is being submitted: the server releases the lease itself
   let presetShown = "";  // the preset now in the reason box, replaced when another verdict is picked

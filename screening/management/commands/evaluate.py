@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            run = ScreeningRun.objects.get(pk=options["run"], status=ScreeningRun.Status.COMPLETE)
+            run = ScreeningRun.objects.complete().get(pk=options["run"])
         except ScreeningRun.DoesNotExist as error:
             raise CommandError(f"no complete run {options['run']}") from error
         sets = LabelSet.objects.filter(corpus=run.corpus)
