@@ -24,7 +24,7 @@ class RunForm(forms.Form):
 
     exact = forms.BooleanField(required=False, initial=True, label="Exact pass (doc-content-v1)")
     near = forms.BooleanField(required=False, initial=True, label="Near pass (MinHash + LSH)")
-    normalization = forms.ChoiceField(choices=(), initial=DEFAULTS.policy, required=False)
+    policy = forms.ChoiceField(choices=(), initial=DEFAULTS.policy, required=False, label="Normalisation policy")
     shingle = forms.CharField(initial=DEFAULTS.shingle, required=False, help_text="char:K (3, 5, 7…) or word:K (1–5)")
     num_perm = forms.IntegerField(initial=DEFAULTS.num_perm, min_value=NUM_PERM_RANGE[0],
                                   max_value=NUM_PERM_RANGE[1], label="Permutations", required=False)
@@ -44,7 +44,7 @@ class RunForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["normalization"].choices = [(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()]
+        self.fields["policy"].choices = [(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()]
 
     def clean(self):
         data = super().clean()
@@ -53,7 +53,7 @@ class RunForm(forms.Form):
         # An empty field takes its default, the value shown on the form.
         value = {name: data.get(name) if data.get(name) not in (None, "") else field.initial
                  for name, field in self.fields.items()}
-        config = NearConfig(policy=value["normalization"], shingle=value["shingle"], num_perm=value["num_perm"],
+        config = NearConfig(policy=value["policy"], shingle=value["shingle"], num_perm=value["num_perm"],
                             threshold=value["threshold"], bands=value["bands"], rows=value["rows"],
                             storage_floor=value["storage_floor"])
         try:

@@ -150,7 +150,7 @@ def test_template_share_measures_the_shared_header(import_records):
 def test_near_run_on_a_worker_from_the_page_shows_counts_chart_and_clusters(admin_client, import_records, run_worker):
     import_records("zh", SEED001)
     response = admin_client.post(reverse("screening:run_start", args=["zh"]), {
-        "exact": "on", "near": "on", "normalization": "nfkc-casefold-alnum-v1", "shingle": "char:5",
+        "exact": "on", "near": "on", "policy": "nfkc-casefold-alnum-v1", "shingle": "char:5",
         "num_perm": "128", "threshold": "0.7", "storage_floor": "0.3",
     })
     run = ScreeningRun.objects.get()

@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from review import selectors, services
+from review.selectors import queue as queue_selectors
 from screening.models import CandidatePair
 from tests.factories import completed_run, seed_run
 
@@ -94,7 +95,7 @@ def test_a_runs_queue_by_score_reads_through_kept_queries_the_same_pages(spread_
     ScreeningRun.objects.filter(pk=spread_run.pk).update(config=config)  # every stored pair: pages to walk
     run = selectors.complete_run(spread_run.pk)
     flt = selectors.QueueFilter(run=run.pk)
-    assert selectors._by_score(flt, run, 50) and not selectors._by_score(
+    assert queue_selectors._by_score(flt, run, 50) and not queue_selectors._by_score(
         selectors.QueueFilter(run=run.pk, status="pending"), run, 50)
     first = CandidatePair.objects.filter(run=run).order_by("-jaccard", "id").first()
     services.judgement_record(pair=first, reviewer=editor, verdict="keep-both", reason="r")
@@ -154,14 +155,14 @@ def test_rows_are_read_fifty_at_a_time_in_the_order_asked_with_the_reviewers_mar
     judged = CandidatePair.objects.get(pk=ids[-1])
     services.judgement_record(pair=judged, reviewer=editor, verdict="keep-both", reason="r", retained="both")
     for reviewer, mark in ((None, ""), (editor, "keep-both")):
-        rows = selectors._rows_for_listing(ids, reviewer)
+        rows = queue_selectors._rows_for_listing(ids, reviewer)
         assert [r.pk for r in rows] == ids
         assert [r.mine for r in rows] == [""] * (len(ids) - 1) + [mark]
     pair = CandidatePair.objects.select_related("left", "right", "run__corpus").get(pk=ids[0])
-    row = selectors._rows_for_listing([pair.pk])[0]
+    row = queue_selectors._rows_for_listing([pair.pk])[0]
     assert (row.left, row.right, row.corpus, row.jaccard, row.status) == (
         pair.left.doc_id, pair.right.doc_id, pair.run.corpus.name, pair.jaccard, pair.status)
-    assert selectors._rows_for_listing([]) == []
+    assert queue_selectors._rows_for_listing([]) == []
 
 
 @pytest.mark.django_db

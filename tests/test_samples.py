@@ -16,7 +16,7 @@ SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "guides.jsonl"
 @pytest.mark.django_db
 def test_sample_corpus_gives_copies_revisions_and_a_language_twin(import_records):
     import_records("guides", [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()])
-    call_command("screen", "--corpus", "guides", "--exact", "--near", "--normalization", "persian-arabic-fold-v1",
+    call_command("screen", "--corpus", "guides", "--exact", "--near", "--policy", "persian-arabic-fold-v1",
                  "--sync")
     pairs = {(p.left.doc_id, p.right.doc_id): p for p in CandidatePair.objects.select_related("left", "right")}
     assert len(pairs) == 12 and len({p.cluster for p in pairs.values()}) == 3

@@ -62,8 +62,8 @@ class NearConfig:
         return ShingleSpec.parse(self.shingle)
 
     @property
-    def normalizer(self) -> Policy:
-        """The normalisation policy this configuration names."""
+    def policy_rules(self) -> Policy:
+        """The normalisation policy this configuration names (`policy` is its name)."""
         return get_policy(self.policy)
 
     @property

@@ -24,7 +24,7 @@ def pair_explanation(pair: CandidatePair) -> dict:
     if pair.pass_name == CandidatePair.Pass.EXACT:
         return {"shared": [], "excerpts": [left[:500]] if left == right else [], "k": 0}
     config = near_config_of(pair.run)
-    policy, spec = config.normalizer, config.spec
+    policy, spec = config.policy_rules, config.spec
     return {
         "shared": explain.shared_shingles(left, right, policy, spec),
         "excerpts": explain.raw_excerpts(left, right, spec.k if spec.kind == "char" else 5),

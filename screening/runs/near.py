@@ -72,12 +72,12 @@ def verify_key() -> VerifyKey:
 
 def verification_hashes(body: str, config: minhash.NearConfig) -> np.ndarray:
     """The keyed shingle hashes exact Jaccard, template scores and the audit compare (see engine.shingle)."""
-    return fast.verify_hashes(body, config.normalizer, config.spec, verify_key())
+    return fast.verify_hashes(body, config.policy_rules, config.spec, verify_key())
 
 
 def hashes_of(bodies: dict[int, str], config: minhash.NearConfig) -> dict[int, np.ndarray]:
     """verification_hashes of each body, by pk, a batch in one compiled pass."""
-    return dict(zip(bodies, fast.verify_hashes_many(list(bodies.values()), config.normalizer, config.spec,
+    return dict(zip(bodies, fast.verify_hashes_many(list(bodies.values()), config.policy_rules, config.spec,
                                                     verify_key()), strict=True))
 
 
@@ -141,7 +141,7 @@ class SignatureRow(NamedTuple):
 def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[tuple[SignatureRow, str]]:
     """For each document (bodies read in batches): its signature row, not yet saved, and its body. A document
     without shingles gets a row with empty values."""
-    policy, spec = config.normalizer, config.spec
+    policy, spec = config.policy_rules, config.spec
     perms = minhash.permutations(config.num_perm, config.seed, config.scheme)
     for chunk in _batches(pks):
         rows = list(Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "body"))

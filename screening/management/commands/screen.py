@@ -20,7 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("--exact", action="store_true", help="the exact pass (doc-content-v1)")
         parser.add_argument("--near", action="store_true", help="the near pass (MinHash + LSH)")
         d, run = NearConfig(), runs.RunOptions()  # the defaults: one source for the command, the form and the service
-        parser.add_argument("--normalization", default=d.policy, choices=sorted(POLICIES))
+        # --normalization: the option's name before the policy had one name everywhere.
+        parser.add_argument("--policy", "--normalization", dest="policy", default=d.policy, choices=sorted(POLICIES),
+                            help=f"normalisation policy (default {d.policy})")
         parser.add_argument("--shingle", default=d.shingle, help=f"char:K or word:K (default {d.shingle})")
         parser.add_argument("--num-perm", type=int, default=d.num_perm)
         parser.add_argument("--threshold", type=float, default=d.threshold, help=f"review threshold ({d.threshold})")
@@ -45,7 +47,7 @@ class Command(BaseCommand):
         if not (exact or near):
             exact = near = True  # neither named: both passes
         config = NearConfig(
-            policy=options["normalization"], shingle=options["shingle"], num_perm=options["num_perm"],
+            policy=options["policy"], shingle=options["shingle"], num_perm=options["num_perm"],
             threshold=options["threshold"], bands=options["bands"], rows=options["rows"], seed=options["seed"],
             storage_floor=options["storage_floor"],
         )
