@@ -169,3 +169,27 @@ def test_an_admin_creates_a_reviewer_on_the_users_page(browser, live_server, adm
     assert page.locator("select[name=role] option[value=admin]").count() == 0  # an admin cannot make admins
     shot(page, "users-page")
     assert dialogs == []
+
+
+def _press(page, key: str, code: str, composing: bool = False) -> None:
+    """A keystroke as a Persian layout or a Chinese input method sends it (Playwright's keyboard is US only)."""
+    page.evaluate("""([key, code, composing]) => document.dispatchEvent(new KeyboardEvent("keydown",
+        {key: key, code: code, isComposing: composing, bubbles: true}))""", [key, code, composing])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_shortcuts_work_on_a_persian_layout_and_ignore_an_input_methods_keystrokes(browser, live_server,
+                                                                                   import_records, editor):
+    run = seed_run(import_records)
+    page, dialogs = login(browser, live_server, editor.username)
+    page.goto(f"{live_server.url}/review/next/?run={run.pk}")
+    checked = 'input[name="verdict"]:checked'
+    _press(page, "ن", "KeyK", composing=True)  # a Chinese IME's keystroke while it composes
+    assert page.locator(checked).count() == 0
+    _press(page, "ن", "KeyK")  # K on a Persian layout
+    assert page.locator(checked).get_attribute("value") == "keep-both"
+    _press(page, "پ", "KeyM")
+    assert page.locator(checked).get_attribute("value") == "merge-entry"
+    _press(page, "ل", "KeyL")  # the retained version: left, by position too
+    assert page.locator('input[name="retained"]:checked').get_attribute("value") == "left"
+    assert dialogs == []

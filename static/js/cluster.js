@@ -42,10 +42,10 @@
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || !form) return;
     if (typing(event.target)) {
-      if (event.key === "Escape") event.target.blur();
+      if (event.key === "Escape" && !event.isComposing) event.target.blur();  // an IME's Escape cancels its own
       return;
     }
-    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    const key = window.dedupShortcut(event);  // keys.js: by position, never an IME's keystroke
     if (/^[0-9]$/.test(key)) {
       const row = member(key);
       if (!row) return;

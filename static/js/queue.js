@@ -7,7 +7,7 @@
   }
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
-    if (event.key.toLowerCase() === "n") {
+    if (window.dedupShortcut(event) === "n") {  // keys.js: by position, never an IME's keystroke
       const next = document.getElementById("review-next");
       if (next) { event.preventDefault(); window.location.assign(next.href); }
     }
