@@ -13,13 +13,18 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.lock
 	touch $@
 
-run: $(VENV)/.installed
+# The interface's catalogs (locale/*/LC_MESSAGES/django.po), compiled whenever one changes.
+MESSAGES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+%.mo: %.po $(VENV)/.installed
+	$(PY) scripts/compile_messages.py
+
+run: $(VENV)/.installed $(MESSAGES)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py bootstrap
 	$(PY) manage.py serve --workers $(WORKERS) --port $(PORT)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(MESSAGES)
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest

@@ -77,6 +77,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",  # the session's choice, else the browser's Accept-Language
     "django.middleware.common.CommonMiddleware",
     "dedup_site.http.refuse_nul_parameters",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -162,7 +163,9 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
-LANGUAGE_CODE = "en"
+LANGUAGE_CODE = "en"  # the source language; Persian and Chinese catalogs under locale/ (make compiles them)
+LANGUAGES = [("en", "English"), ("fa", "فارسی"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

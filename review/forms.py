@@ -2,6 +2,7 @@ from typing import NamedTuple
 
 from django import forms
 from django.forms.renderers import Jinja2
+from django.utils.translation import gettext_lazy as _
 
 from dedup_site.http import MAX_ID
 from review.models import Retained
@@ -40,18 +41,18 @@ class QueueFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         # A blind reviewer cannot filter by what other reviewers' verdicts decided (settled, disagreement).
         statuses = BLIND_STATUSES if blind else [*STATUSES, REVIEWED]
-        self.fields["status"].choices = [("", "any status")] + [(s, PairState(s).label) for s in statuses]
+        self.fields["status"].choices = [("", "any status")] + [(s, _(PairState(s).label)) for s in statuses]
 
 
 class ArbitrationFilterForm(forms.Form):
     run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Run")
     why = forms.ChoiceField(required=False, label="Why", choices=[("", "any reason")] + [
-        (reason.key, reason.label) for reason in ArbitrationReason])
+        (reason.key, _(reason.label)) for reason in ArbitrationReason])
     mine = forms.BooleanField(required=False, label="only the cases I may settle")
 
 
 class JudgementForm(forms.Form):
-    verdict = forms.ChoiceField(choices=[(v.value, v.label) for v in Verdict], widget=forms.RadioSelect)
+    verdict = forms.ChoiceField(choices=[(v.value, _(v.label)) for v in Verdict], widget=forms.RadioSelect)
     reason = forms.CharField(max_length=5000, strip=True, required=False)
     retained = forms.ChoiceField(choices=Retained.choices, initial=Retained.BOTH, widget=forms.RadioSelect)
     related_source = forms.CharField(max_length=200, required=False)
@@ -73,7 +74,7 @@ class JudgementForm(forms.Form):
 
 
 class ArbitrationForm(JudgementForm):
-    verdict = forms.ChoiceField(choices=[(v.value, v.label) for v in FINAL_VERDICTS], widget=forms.RadioSelect)
+    verdict = forms.ChoiceField(choices=[(v.value, _(v.label)) for v in FINAL_VERDICTS], widget=forms.RadioSelect)
 
 
 class Radio(NamedTuple):
@@ -87,7 +88,8 @@ def radios(form_class: type[forms.Form], name: str, checked: str = "") -> tuple[
     """A radio field's buttons as the verdict bar draws them, with the ids Django's RadioSelect gives them:
     building a form and its bound widgets for every pair page cost a tenth of the page."""
     choices = form_class.base_fields[name].choices
-    return tuple(Radio(str(value), str(label), f"id_{name}_{i}", str(value) == checked)
+    # The label stays lazy: translated when the page draws it, in its language.
+    return tuple(Radio(str(value), label, f"id_{name}_{i}", str(value) == checked)
                  for i, (value, label) in enumerate(choices))
 
 

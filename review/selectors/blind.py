@@ -9,6 +9,8 @@ This module holds the rule itself: the pair states, and what a viewer may see of
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 from dedup_site.roles import sees_all_verdicts
 from screening.vocabulary import (
     BLIND_PAIR_STATES,
@@ -28,7 +30,7 @@ sees_all = sees_all_verdicts  # the review app's name for the rule, which dedup_
 
 def status_label(status: str) -> str:
     """A pair's review status as the pages show it ("needs arbitration"; an empty status is pending)."""
-    return PairState(status or PENDING).label
+    return gettext(PairState(status or PENDING).label)
 
 
 def shown_status(status: str, final_verdict: str, *, mine: str | bool, all_visible: bool, flag: str = ""

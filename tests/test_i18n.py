@@ -1,0 +1,73 @@
+"""The interface in Persian and Chinese: the language from the browser or the switch, right to left in
+Persian, the review's words from the vocabulary translated, and catalogs with nothing left untranslated."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polib
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+
+from screening.models import CandidatePair
+from tests.factories import copies_run
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGS = sorted(ROOT.glob("locale/*/LC_MESSAGES/django.po"))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("accept", "lang", "direction", "word"), [
+    ("fa-IR,fa;q=0.9", "fa", "rtl", "ورود"),
+    ("zh-CN,zh;q=0.9", "zh-hans", "ltr", "登录"),
+    ("en-US", "en", "ltr", "Log in"),
+])
+def test_the_log_in_page_follows_the_browsers_language(accept, lang, direction, word):
+    page = Client(headers={"accept-language": accept}).get(reverse("login")).content.decode()
+    assert f'<html lang="{lang}" dir="{direction}">' in page and word in page
+
+
+@pytest.mark.django_db
+def test_the_switch_in_the_header_changes_the_language(editor_client):
+    editor_client.post(reverse("set_language"), {"language": "fa", "next": "/"})
+    page = editor_client.get(reverse("screening:corpus_list")).content.decode()
+    assert 'dir="rtl"' in page and "پیکره‌ها" in page
+
+
+@pytest.mark.django_db
+def test_the_verdicts_are_named_in_the_editors_language(import_records, editor):
+    pair = CandidatePair.objects.get(run=copies_run(import_records, 1))
+    client = Client(headers={"accept-language": "zh-CN"})
+    client.force_login(editor)
+    page = client.get(reverse("review:pair", args=[pair.pk])).content.decode()
+    assert all(label in page for label in ("合并条目", "两者都保留", "有效修订", "公开引用"))
+    assert 'value="merge-entry"' in page  # keys stay as they are
+
+
+@pytest.mark.parametrize("path", CATALOGS, ids=lambda p: p.parts[-3])
+def test_every_catalog_entry_is_translated_and_none_is_fuzzy(path):
+    catalog = polib.pofile(str(path))
+    assert [e.msgid for e in catalog.untranslated_entries()] == []
+    assert [e.msgid for e in catalog.fuzzy_entries()] == []
+
+
+def test_there_are_catalogs_for_persian_and_chinese():
+    assert {p.parts[-3] for p in CATALOGS} == {"fa", "zh_Hans"}
+
+
+@pytest.mark.skipif(shutil.which("xgettext") is None, reason="GNU gettext is not installed (.ci/run installs it)")
+def test_the_catalogs_hold_every_marked_string(tmp_path, settings, monkeypatch):
+    # On a copy of the sources: makemessages writes into the catalogs it finds, never the committed ones here.
+    for folder in ("dedup_site", "screening", "review", "templates", "static"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.mo"))
+    settings.LOCALE_PATHS = [tmp_path / "locale"]
+    monkeypatch.chdir(tmp_path)
+    call_command("makemessages", locale=["fa"], no_obsolete=True, verbosity=0)
+    fresh = {e.msgid for e in polib.pofile(str(tmp_path / "locale" / "fa" / "LC_MESSAGES" / "django.po"))}
+    for path in CATALOGS:
+        committed = {e.msgid for e in polib.pofile(str(path)) if not e.obsolete}
+        assert fresh - committed == set(), f"run makemessages and translate into {path.parts[-3]}"
+        assert committed - fresh == set(), f"{path.parts[-3]} holds messages no longer used"
