@@ -21,6 +21,7 @@ REVIEWERS = {"editor", "arbiter"}
 TABLE = {
     "login": ("GET", "public"),
     "logout": ("POST", "public"),
+    "set_language": ("POST", "public"),
     "password_change": ("GET", ANYONE_LOGGED_IN),
     "screening:corpus_list": ("GET", ANYONE_LOGGED_IN),
     "screening:corpus_detail": ("GET", ANYONE_LOGGED_IN),
