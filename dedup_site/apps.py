@@ -21,6 +21,11 @@ class DedupSiteConfig(AppConfig):
         from dedup_site.roles import ensure_roles
 
         lookups.register()
+        from django.contrib.auth.signals import user_logged_in
+
+        from dedup_site import languages
+
+        user_logged_in.connect(languages.logged_in, dispatch_uid="dedup_language_at_log_in")
         # Any new password saved outside its owner's own Password page is marked as chosen by someone else.
         post_save.connect(accounts.password_saved, sender=settings.AUTH_USER_MODEL,
                           dispatch_uid="dedup_site.password_saved")

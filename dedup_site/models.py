@@ -38,3 +38,11 @@ class PasswordCode(models.Model):
     issued_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
+
+
+class LanguagePreference(models.Model):
+    """The interface language a user chose (the header's switch, or their account page); used at every log-in
+    in place of the browser's."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    language = models.CharField(max_length=16)

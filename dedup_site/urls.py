@@ -2,12 +2,12 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
-from django.views.i18n import set_language
 
-from dedup_site import users
+from dedup_site import languages, users
 
 urlpatterns = [
-    path("i18n/setlang/", login_not_required(set_language), name="set_language"),  # the log-in page offers it too
+    # The log-in page offers the switch too.
+    path("i18n/setlang/", login_not_required(languages.language_switch), name="set_language"),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", users.password_change, name="password_change"),

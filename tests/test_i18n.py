@@ -71,3 +71,22 @@ def test_the_catalogs_hold_every_marked_string(tmp_path, settings, monkeypatch):
         committed = {e.msgid for e in polib.pofile(str(path)) if not e.obsolete}
         assert fresh - committed == set(), f"run makemessages and translate into {path.parts[-3]}"
         assert committed - fresh == set(), f"{path.parts[-3]} holds messages no longer used"
+
+
+@pytest.mark.django_db
+def test_a_users_chosen_language_comes_back_at_every_log_in_whatever_the_browser(editor):
+    from tests.factories import PASSWORD
+
+    first = Client(headers={"accept-language": "en-US"})
+    first.force_login(editor)
+    first.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    later = Client(headers={"accept-language": "fa-IR"})  # another browser, another day
+    assert later.post(reverse("login"), {"username": editor.username, "password": PASSWORD}).status_code == 302
+    page = later.get(reverse("screening:corpus_list")).content.decode()
+    assert '<html lang="zh-hans" dir="ltr">' in page and "语料库" in page
+
+
+@pytest.mark.django_db
+def test_the_account_page_offers_the_language_choice(editor_client):
+    page = editor_client.get(reverse("password_change")).content.decode()
+    assert 'id="language-preference"' in page and 'value="fa" lang="fa"' in page
