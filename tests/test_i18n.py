@@ -3,6 +3,7 @@ Persian, the review's words from the vocabulary translated, and catalogs with no
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -90,3 +91,10 @@ def test_a_users_chosen_language_comes_back_at_every_log_in_whatever_the_browser
 def test_the_account_page_offers_the_language_choice(editor_client):
     page = editor_client.get(reverse("password_change")).content.decode()
     assert 'id="language-preference"' in page and 'value="fa" lang="fa"' in page
+
+
+def test_the_stylesheet_mirrors_in_a_right_to_left_language():
+    css = (ROOT / "static" / "css" / "site.css").read_text(encoding="utf-8")
+    physical = re.findall(r"(?:margin|padding|border)-(?:left|right)|(?<![\w-])(?:left|right)\s*:|"
+                          r"text-align:\s*(?:left|right)|float:\s*(?:left|right)", css)
+    assert physical == [], "use logical properties (margin-inline-start, inset-inline-end, text-align: start)"
