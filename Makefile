@@ -19,14 +19,14 @@ run: $(VENV)/.installed
 	$(PY) manage.py bootstrap
 	$(PY) manage.py serve --workers $(WORKERS) --port $(PORT)
 
-test: $(VENV)/.installed
-	$(PY) -m ruff check .
-	$(VENV)/bin/lint-imports --no-cache
+test: lint
 	$(PY) -m pytest
 
+# vulture: dead code (its settings and the names only Django or a template uses: pyproject.toml).
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/vulture
 
 # Every pin in requirements.lock against PyPI's vulnerability records (needs pypi.org).
 audit:
