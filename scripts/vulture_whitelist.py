@@ -4,6 +4,7 @@
 
 # Named by a string in settings (MIDDLEWARE, RQ's worker class, a permission holder) or called by Django.
 refuse_nul_parameters
+environment  # the Jinja2 backend's, named in TEMPLATES
 DedupWorker
 ReviewPermissions
 _._get_session_from_db
@@ -25,9 +26,12 @@ uploaded_at
 program_version
 position
 from_run
+suggestion_source
+suggestion_reasons
 
 # Form fields and fields of the pages' rows that only a template reads.
 normalization
+left_title
 right_title
 suggested_split
 too_large
