@@ -92,9 +92,12 @@ def setup(n_pairs: int, editors: int) -> int:
         password_owned(user=user)  # each simulated editor set their own password, so may judge
     with derived_writes():  # every pair back to pending: review state only review.services writes
         CandidatePair.objects.filter(run_id=run_id).update(status="pending")
-    from screening.runs import publish
+    from screening.runs import display, publish
 
     publish.refresh_statistics()
+    # One pair drawn here first: the engine's compiled kernels (numba) are then in their cache before four
+    # web workers would each compile them inside a request, past gunicorn's time-out on a fresh checkout.
+    display.pair_panes(CandidatePair.objects.filter(run_id=run_id).first())
     return run_id
 
 
@@ -174,6 +177,8 @@ def main() -> None:
     parser.add_argument("--browsers", type=int, default=50)
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--web-workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--app", default="dedup_site.wsgi:application",
+                        help="the WSGI application (bench.plain_querysets:application: without kept queries)")
     parser.add_argument("--web-threads", type=int, default=1, help="threads per gunicorn worker (1: sync workers)")
     parser.add_argument("--pause", type=float, nargs=2, default=(1.0, 5.0), metavar=("MIN", "MAX"),
                         help="a browsing user's pause between pages, drawn uniformly (s); Locust's between(1, 5)")
@@ -186,7 +191,7 @@ def main() -> None:
 
     pair_ids = list(CandidatePair.objects.filter(run_id=run_id).values_list("pk", flat=True)[:5000])
     connections.close_all()
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "dedup_site.wsgi:application", "--bind",
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", args.app, "--bind",
                                f"127.0.0.1:{PORT}", "--workers", str(args.web_workers), "--threads",
                                str(args.web_threads), "--no-control-socket", "--log-level", "warning"],
                               cwd=ROOT, env=dict(os.environ))

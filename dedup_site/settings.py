@@ -107,6 +107,13 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # The hot partials only (dedup_site.jinja), named by the template tags that include them.
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "dedup_site.jinja.environment"},
+    },
 ]
 
 DATABASES = {

@@ -15,7 +15,7 @@ import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from review import selectors
@@ -285,13 +285,6 @@ def action_undo(*, action: ReviewAction, reviewer) -> ReviewAction:
         for current in rows:
             withdrawal_locked(_locked_pair(current.pair_id), reviewer, current.judgement, undo.reason, action=undo)
     return undo
-
-
-def last_action(reviewer) -> ReviewAction | None:
-    """The reviewer's newest cluster or bulk decision not undone yet."""
-    undone = ReviewAction.objects.filter(reviewer=reviewer, kind=ReviewAction.Kind.UNDO).values("undoes_id")
-    return (ReviewAction.objects.filter(reviewer=reviewer).filter(~Q(kind=ReviewAction.Kind.UNDO))
-            .exclude(pk__in=undone).order_by("-created_at", "-id").first())
 
 
 def undo_last(reviewer) -> ReviewAction | Judgement | None:

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Check every pin in requirements.lock against PyPI's vulnerability records (`make audit`).
+"""Check every pin of both locks (requirements.lock, requirements-dev.lock) against PyPI's vulnerability
+records (`make audit`).
 
 PyPI publishes, for each release, the advisories from the Python Packaging Advisory Database (OSV data):
 the same records pip-audit's default service reads. pip-audit asks PyPI's per-version endpoint
@@ -75,13 +76,18 @@ def fetch_json(url: str) -> dict | None:
 
 
 def main(argv: list[str]) -> int:
-    lock = Path(argv[1] if len(argv) > 1 else Path(__file__).resolve().parent.parent / "requirements.lock")
+    root = Path(__file__).resolve().parent.parent
+    locks = [Path(a) for a in argv[1:]] or [root / "requirements.lock", root / "requirements-dev.lock"]
+    return max(audit_lock(lock) for lock in locks)
+
+
+def audit_lock(lock: Path) -> int:
     findings = []
     for name, version in pins(lock.read_text(encoding="utf-8")):
         try:
             findings.append(audit_pin(name, version, fetch_json))
         except (OSError, ValueError) as error:
-            print(f"NOT AUDITED: PyPI could not be read ({error}); no pin was checked.")
+            print(f"NOT AUDITED: PyPI could not be read ({error}); no pin of {lock.name} was checked.")
             return 0
     for f in findings:
         if f.status == "vulnerable":

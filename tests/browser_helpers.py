@@ -17,7 +17,7 @@ def login(browser, live_server, username, viewport=(1400, 1000)):
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", "correct horse battery")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")  # not the header's language switch
     page.wait_for_url(f"{live_server.url}/")
     return page, dialogs
 

@@ -53,3 +53,30 @@ def test_an_older_pin_is_not_checked_rather_than_called_clean():
     fetch, _ = pypi({"https://pypi.org/pypi/lib/json": {"info": {"version": "1.0"}, "vulnerabilities": []}})
     finding = audit_pin("lib", "0.9", fetch)
     assert finding.status == "unchecked" and "1.0" in finding.note
+
+
+def _lock(name: str) -> dict[str, str]:
+    from pathlib import Path
+
+    return dict((n.lower(), v) for n, v in pins((Path(__file__).resolve().parent.parent / name).read_text()))
+
+
+def test_pins_are_read_from_a_hashed_lock():
+    text = "# via x\nclick==8.5.1 \\\n    --hash=sha256:ab \\\n    --hash=sha256:cd\n    # via rq\n"
+    assert pins(text) == [("click", "8.5.1")]
+
+
+def test_the_runtime_lock_holds_no_development_tool_and_the_development_lock_keeps_its_pins():
+    runtime, dev = _lock("requirements.lock"), _lock("requirements-dev.lock")
+    tools = {"pytest", "pytest-django", "ruff", "import-linter", "vulture", "playwright", "rapidfuzz", "pip-tools"}
+    assert tools & set(runtime) == set() and tools <= set(dev)
+    assert {name: (runtime[name], dev[name]) for name in set(runtime) & set(dev) if runtime[name] != dev[name]} == {}
+
+
+def test_every_pin_of_both_locks_has_its_hashes():
+    from pathlib import Path
+
+    for name in ("requirements.lock", "requirements-dev.lock"):
+        text = (Path(__file__).resolve().parent.parent / name).read_text()
+        blocks = [b for b in text.split("\n") if "==" in b and not b.lstrip().startswith("#")]
+        assert blocks and all(b.rstrip().endswith("\\") for b in blocks), name  # each pin runs on to a --hash

@@ -191,7 +191,7 @@ def test_pair_page_explains_and_escapes(admin_client, import_records):
     pair = run.pairs.get(pass_name="near")
     page = admin_client.get(reverse("screening:pair_detail", args=[pair.pk])).content.decode()
     assert "<script>alert(1)" not in page and "<img src=x" not in page
-    assert '<div class="excerpt" dir="auto">. Intro &lt;script&gt;alert(1)&lt;/script&gt; and &quot;&gt;&lt;img' in page
+    assert '<div class="excerpt" dir="auto">. Intro &lt;script&gt;alert(1)&lt;/script&gt; and &#34;&gt;&lt;img' in page
     assert "<code>alert</code>" in page or "alert" in page
     assert "Shared shingles" in page and "Raw excerpts" in page
 

@@ -285,16 +285,3 @@ def fold_field(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, out
                 out[n] = pool[j]
                 n += 1
     return n
-
-
-@njit(cache=True, nogil=True)
-def map_fields(cp, starts, ends, kind, start, length, ccc, pool, alnum, pairs, out, bounds):
-    """Each stretch cp[starts[i]:ends[i]] normalised on its own (its kept code points), one after the other
-    into `out`, field i ending at bounds[i]; returns the total, or -1 when a stretch must go to the policy."""
-    n = 0
-    for f in range(starts.shape[0]):
-        n = fold_field(cp, starts[f], ends[f], kind, start, length, ccc, pool, alnum, pairs, out, n)
-        if n < 0:
-            return n
-        bounds[f] = n
-    return n

@@ -138,7 +138,7 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
     for t in range(count):
         g, a, b = codes[t], starts[t], ends[t]
         begin = n
-        if g == WORD or g == CJK:  # each token stands alone (see foldtable.map_fields)
+        if g == WORD or g == CJK:  # each token stands alone (foldtable.fold_field)
             n = foldtable.fold_field(cp, a, b, kind, start, length, ccc, pool, alnum, pairs, buf, n)
             if n < 0:
                 return n  # -1: for the policy; -2: buf is too small for what this text folds to

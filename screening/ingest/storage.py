@@ -48,11 +48,6 @@ def store_chunks(root: Path, chunks: Iterable[bytes]) -> tuple[str, int, Path]:
         tmp.unlink(missing_ok=True)
 
 
-def store_file(root: Path, source: Path) -> tuple[str, int, Path]:
-    with open(source, "rb") as stream:
-        return store_chunks(root, iter(lambda: stream.read(1 << 20), b""))
-
-
 def verify(root: Path, sha256: str, size: int) -> str | None:
     """None when the stored file still has its hash; otherwise what is wrong with it."""
     path = path_for(root, sha256)
