@@ -29,16 +29,15 @@ SMALL = 4  # tokens a side: a longer changed stretch is a rewrite, not a revisio
 MAX_SHOWN = 40  # characters a side of a signal
 MOVED_SHARE = 0.8  # of a long stretch's runs of three words found in the other text: it moved
 
-_DIGIT = r"[0-9\u0660-\u0669\u06F0-\u06F9]"
-_LETTER = r"[^\W\d_\u3400-\u9FFF\uF900-\uFAFF]"  # a letter that is not a CJK ideograph
-_WORD = rf"{_LETTER}(?:{_LETTER}|[\u200c'’](?={_LETTER}))*"  # letters, with ZWNJ and apostrophes inside
+_DIGIT, _LETTER = tokscan.DIGIT_SET, tokscan.LETTER_SET
+_WORD = rf"{_LETTER}(?:{_LETTER}|{tokscan.JOINER_SET}(?={_LETTER}))*"  # letters, with joiners inside
 TOKEN_RE = re.compile(
-    rf"(?P<date>{_DIGIT}{{1,4}}[-/.]{_DIGIT}{{1,2}}[-/.]{_DIGIT}{{1,4}})"  # 2024-05-01, 1403/07/24
-    rf"|(?P<number>(?:(?<![0-9A-Za-z\u0660-\u0669\u06F0-\u06F9.,])[+\-−])?"  # -5 (not 1-5 or a-5)
-    rf"{_DIGIT}+(?:[.,٫٬]{_DIGIT}+)*)"  # 12, 12.5, 1,000, ۱۲٫۵
-    r"|(?P<cjk>[\u3400-\u9FFF\uF900-\uFAFF])"  # each CJK ideograph is a token
+    rf"(?P<date>{_DIGIT}{{1,4}}{tokscan.DATE_SEP_SET}{_DIGIT}{{1,2}}{tokscan.DATE_SEP_SET}{_DIGIT}{{1,4}})"
+    rf"|(?P<number>(?:(?<!{tokscan.NO_SIGN_AFTER_SET}){tokscan.SIGN_SET})?"  # -5 (not 1-5 or a-5)
+    rf"{_DIGIT}+(?:{tokscan.NUMBER_SEP_SET}{_DIGIT}+)*)"  # 12, 12.5, 1,000, ۱۲٫۵
+    rf"|(?P<cjk>{tokscan.IDEOGRAPH_SET})"  # each CJK ideograph is a token
     rf"|(?P<word>°[CF]|{_WORD})"  # words (and °C, °F)
-    r"|(?P<mark>[%‰])",  # per cent is meaningful; other punctuation is not a token
+    rf"|(?P<mark>{tokscan.PERCENT_SET})",  # per cent is meaningful; other punctuation is not a token
     re.UNICODE,
 )
 _FOLD_POLICY = POLICIES["persian-arabic-fold-v1"]
@@ -383,3 +382,9 @@ def compare(left: str | Prepared, right: str | Prepared) -> Comparison:
 def signals_text(found: list[Signal]) -> str:
     """`V → mV; 每周 → 每天` (empty when there is none): the export column."""
     return "; ".join(str(s) for s in found)
+
+
+def warm() -> None:
+    """Load the token diff's kernels once (from numba's cache, else compile), as fast.warm does the shingle
+    kernels', before a worker forks its work-horses."""
+    compare("warm up 12 V", "warm up the 13 mV")

@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from screening.engine import foldtable, tokscan
-from screening.engine.fast import _first, _index
+from screening.engine.kernels import first as _first
+from screening.engine.kernels import index as _index
 from screening.engine.tokscan import CJK, DATE, MARK, NUMBER, WORD
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
