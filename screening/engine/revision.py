@@ -81,6 +81,7 @@ NUMBER_WORDS = {
     "پنجاه", "صد", "هزار", "میلیون", "نیم",
     "零", "〇", "一", "二", "两", "三", "四", "五", "六", "七", "八", "九", "十", "百", "千", "万", "亿", "半",
 }
+_SEPARATORS = str.maketrans({"٫": ".", "٬": ",", "．": "."})
 _CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
 # Normalised tokens a signal can rest on (a superset: units compared folded, any word ending like a "n't").
 # A small change with none of them, in it or beside it, is no revision signal, so it is not examined.
@@ -125,9 +126,9 @@ class Change:
 def _number_norm(raw: str) -> str:
     if raw.isascii() and raw.isdigit():  # most numbers: already what they read as
         return raw
-    sign = "-" if raw[:1] in "-−" else ""
-    digits = "".join(str(unicodedata.decimal(c)) if c.isdigit() else c for c in raw.lstrip("+-−"))
-    digits = digits.replace("٫", ".").replace("٬", ",")
+    sign = "-" if raw[:1] in "-−－" else ""
+    digits = "".join(str(unicodedata.decimal(c)) if c.isdigit() else c for c in raw.lstrip("+-−＋－"))
+    digits = digits.translate(_SEPARATORS)
     if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", digits):
         digits = digits.replace(",", "")  # 1,000 is 1000; 1,5 stays a decimal written with a comma
     return sign + digits
@@ -146,7 +147,7 @@ def tokens(text: str) -> list[Token]:
         elif group == "date":
             norm = "".join(str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw)
         elif group == "mark":
-            norm = raw
+            norm = "%" if raw == "％" else raw
         else:
             norm = next(folded)
         if norm:
@@ -327,10 +328,28 @@ def _span(toks: TokenList, i1: int, i2: int) -> tuple[int, int]:
 
 def _rows(lp: Prepared, rp: Prepared) -> np.ndarray:
     """The differing stretches of two prepared texts, a row each (tokdiff.changes): none when they read the
-    same once normalised (a copy reformatted: nothing to align)."""
+    same once normalised (a copy reformatted: nothing to align), and none where only spacing differs."""
     if np.array_equal(lp.toks.hashes, rp.toks.hashes):
         return np.zeros((0, 6), dtype=np.int64)
-    return tokdiff.changes(lp.toks.hashes, rp.toks.hashes, lp.toks.flags, rp.toks.flags, SMALL, MOVED_SHARE)
+    rows = tokdiff.changes(lp.toks.hashes, rp.toks.hashes, lp.toks.flags, rp.toks.flags, SMALL, MOVED_SHARE)
+    keep = [not _respaced(lp, rp, *row[:4]) for row in rows.tolist()]
+    return rows if all(keep) else rows[np.array(keep, dtype=bool)]
+
+
+_BREAK = re.compile(r"\s*(?:[-\u00ad\u2010]\s*\n)?\s*")  # spacing, or a word hyphenated across a line end
+
+
+def _respaced(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int) -> bool:
+    """Whether a differing stretch is one text's tokens cut or joined by spacing alone: `864 00` for `86400`,
+    a token broken across a re-wrapped line. Its normalised characters are the same on both sides, and only
+    spaces, line breaks or an end-of-line hyphen stand between the tokens of either side."""
+    if i2 - i1 == j2 - j1 or i1 == i2 or j1 == j2:  # one for one is a change; a stretch on one side an insertion
+        return False
+    lt, rt = lp.toks, rp.toks
+    if not np.array_equal(lt.buf[lt.fs[i1]:lt.fe[i2 - 1]], rt.buf[rt.fs[j1]:rt.fe[j2 - 1]]):
+        return False
+    return all(_BREAK.fullmatch(p.text, int(t.ends[k]), int(t.starts[k + 1])) is not None
+               for p, t, a, b in ((lp, lt, i1, i2), (rp, rt, j1, j2)) for k in range(a, b - 1))
 
 
 def _signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, examine: int) -> Signal | None:

@@ -68,7 +68,9 @@ def hash_strings(strings: list[str], telling: tuple | None = None) -> tuple[np.n
 
 @njit(cache=True, nogil=True)
 def _digit(c):
-    """The ASCII digit of a digit of the scanner's DIGIT class (ASCII, Arabic-Indic, Persian)."""
+    """The ASCII digit of a digit of the scanner's DIGIT class (ASCII, Arabic-Indic, Persian, full width)."""
+    if c >= 0xFF10:
+        return 48 + c - 0xFF10
     if c >= 0x6F0:
         return 48 + c - 0x6F0
     if c >= 0x660:
@@ -79,19 +81,19 @@ def _digit(c):
 @njit(cache=True, nogil=True)
 def _number(cp, a, b, buf, n):
     """revision._number_norm of cp[a:b] into buf from n on: a minus sign kept (+ dropped), digits by value,
-    ٫ and ٬ as . and ,; thousands commas dropped when the number is written 1,000 or 1,000.5. Returns the
-    end."""
+    ٫ and ٬ as . and , (a full-width ． as .); thousands commas dropped when the number is written 1,000 or
+    1,000.5. Returns the end."""
     begin = n
-    if cp[a] == 45 or cp[a] == 0x2212:
+    if cp[a] == 45 or cp[a] == 0x2212 or cp[a] == 0xFF0D:
         buf[n] = 45
         n += 1
         a += 1
-    elif cp[a] == 43:
+    elif cp[a] == 43 or cp[a] == 0xFF0B:
         a += 1
     digits = n
     for i in range(a, b):
         c = cp[i]
-        if c == 0x66B:
+        if c == 0x66B or c == 0xFF0E:
             c = 46
         elif c == 0x66C:
             c = 44
@@ -149,9 +151,9 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
                 n += 1
         elif g == NUMBER:
             n = _number(cp, a, b, buf, n)
-        else:
+        else:  # a mark: % and ‰ as they are, a full-width ％ as %
             for i in range(a, b):
-                buf[n] = cp[i]
+                buf[n] = 37 if cp[i] == 0xFF05 else cp[i]
                 n += 1
         if n > begin:
             codes[kept], starts[kept], ends[kept], fs[kept], fe[kept] = g, a, b, begin, n

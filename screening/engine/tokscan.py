@@ -23,16 +23,18 @@ DIGIT, LETTER, IDEOGRAPH, SIGN, NO_SIGN_AFTER, DATE_SEP, NUMBER_SEP, JOINER, PER
 
 
 # The character sets of the tokens, as regular-expression classes: revision.TOKEN_RE is written with them,
-# and classes() reads the scanner's table from them, so the two cannot drift apart.
-DIGIT_SET = r"[0-9\u0660-\u0669\u06F0-\u06F9]"
+# and classes() reads the scanner's table from them, so the two cannot drift apart. Full-width forms are in
+# every set: a copy in full-width letters and digits must read as the same tokens, not lose its numbers.
+DIGIT_SET = r"[0-9\u0660-\u0669\u06F0-\u06F9\uFF10-\uFF19]"  # ASCII, Arabic-Indic, Persian, full width
 LETTER_SET = r"[^\W\d_\u3400-\u9FFF\uF900-\uFAFF]"  # a letter that is not a CJK ideograph
 IDEOGRAPH_SET = r"[\u3400-\u9FFF\uF900-\uFAFF]"
-SIGN_SET = r"[+\-−]"
-NO_SIGN_AFTER_SET = r"[0-9A-Za-z\u0660-\u0669\u06F0-\u06F9.,]"  # -5 is a number, not 1-5 or a-5
-DATE_SEP_SET = r"[-/.]"
-NUMBER_SEP_SET = r"[.,٫٬]"
-JOINER_SET = r"[\u200c'’]"  # ZWNJ and apostrophes, inside a word
-PERCENT_SET = r"[%‰]"
+SIGN_SET = r"[+\-−＋－]"
+# -5 is a number, not 1-5 or a-5
+NO_SIGN_AFTER_SET = r"[0-9A-Za-z\u0660-\u0669\u06F0-\u06F9.,\uFF10-\uFF19\uFF21-\uFF3A\uFF41-\uFF5A．]"
+DATE_SEP_SET = r"[-/.－／．]"
+NUMBER_SEP_SET = r"[.,٫٬．]"  # not the full-width comma: Chinese lists 1，2，3 with it
+JOINER_SET = r"[\u200c'’＇]"  # ZWNJ and apostrophes, inside a word
+PERCENT_SET = r"[%‰％]"
 
 
 @cache
