@@ -21,13 +21,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from screening.engine import foldtable, tokdiff, tokscan
+from screening.engine import foldtable, kernels, tokdiff, tokscan
 from screening.engine.normalize import POLICIES
 
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
 SMALL = 4  # tokens a side: a longer changed stretch is a rewrite, not a revision of a detail
 MAX_SHOWN = 40  # characters a side of a signal
 MOVED_SHARE = 0.8  # of a long stretch's runs of three words found in the other text: it moved
+TILE = 5  # tokens: the shortest run found in both texts that counts as shared wherever it lies
+ANCHORS = 8  # positions tried per run of TILE tokens (a text repeating itself stays bounded)
 
 _DIGIT, _LETTER = tokscan.DIGIT_SET, tokscan.LETTER_SET
 _WORD = rf"{_LETTER}(?:{_LETTER}|{tokscan.JOINER_SET}(?={_LETTER}))*"  # letters, with joiners inside
@@ -216,10 +218,11 @@ class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
     many pairs prepares each document once."""
 
-    __slots__ = ("text", "toks", "truncated")
+    __slots__ = ("text", "toks", "truncated", "_grams")
 
     def __init__(self, text: str):
         self.text = text
+        self._grams = None
         toks = _fast_tokens(text)
         if toks is None:  # the regular expression and the policy: the same tokens, slower
             listed = tokens(text)
@@ -227,6 +230,13 @@ class Prepared:
                                         [t.end for t in listed], [t.norm for t in listed])
         self.truncated = len(toks) > MAX_TOKENS
         self.toks = toks.head(MAX_TOKENS) if self.truncated else toks
+
+    def grams(self) -> tuple[np.ndarray, tuple]:
+        """Its runs of TILE tokens as keys, and their index: made once for all the pairs it is in."""
+        if self._grams is None:
+            keys = tokdiff.gram_keys(self.toks.hashes, TILE)
+            self._grams = keys, kernels.index(keys)
+        return self._grams
 
 
 def prepare(text: str | Prepared) -> Prepared:
@@ -387,15 +397,41 @@ class Comparison:
     moved_share: float
 
 
-def compare(left: str | Prepared, right: str | Prepared) -> Comparison:
+def tiles(lp: Prepared, rp: Prepared) -> np.ndarray:
+    """The runs of at least TILE tokens the two texts share, longest first and each token once, in any order
+    (tokdiff.tiles): rows (left token, right token, length) in left order."""
+    lkeys, _ = lp.grams()
+    _, rindex = rp.grams()
+    return tokdiff.tiles(lp.toks.hashes, rp.toks.hashes, lkeys, rindex, TILE, ANCHORS)
+
+
+def covered(tiled: np.ndarray, n: int, side: int) -> np.ndarray:
+    """For each of a text's n tokens, 1 where a tile covers it (side 0: left, 1: right), as prefix sums."""
+    marks = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(marks, tiled[:, side], 1)
+    np.add.at(marks, tiled[:, side] + tiled[:, 2], -1)
+    return np.concatenate(([0], np.cumsum(np.cumsum(marks)[:n])))
+
+
+def compare(left: str | Prepared, right: str | Prepared, tiled: np.ndarray | None = None) -> Comparison:
+    """The diff in brief. A stretch the alignment could not match but whose tokens lie in tiles (runs found
+    in the other text, wherever) moved: the tokens of a permutation, of paragraphs, lines or sentences alike,
+    count as moved, not changed, and a stretch covered on both sides carries no signal."""
     lp, rp = prepare(left), prepare(right)
     rows = _rows(lp, rp)
-    sizes = rows[:, 1] - rows[:, 0] + rows[:, 3] - rows[:, 2]  # tokens in each stretch, both sides
-    moved = rows[:, 4] == 1
     total = (len(lp.toks) + len(rp.toks)) or 1
-    found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[rows[:, 5] > 0].tolist()]
-    return Comparison([s for s in found if s is not None], int(sizes[~moved].sum()) / total,
-                      int(sizes[moved].sum()) / total)
+    if rows.shape[0] == 0:
+        return Comparison([], 0.0, 0.0)
+    tiled = tiles(lp, rp) if tiled is None else tiled
+    lcov, rcov = covered(tiled, len(lp.toks), 0), covered(tiled, len(rp.toks), 1)
+    lsize, rsize = rows[:, 1] - rows[:, 0], rows[:, 3] - rows[:, 2]
+    lin, rin = lcov[rows[:, 1]] - lcov[rows[:, 0]], rcov[rows[:, 3]] - rcov[rows[:, 2]]
+    moved = (rows[:, 4] == 1) | ((lin >= MOVED_SHARE * lsize) & (rin >= MOVED_SHARE * rsize))
+    # Of the stretches that did not move as a whole, the tiled tokens moved and the rest changed.
+    changed = np.where(moved, 0, lsize - lin + rsize - rin)
+    shifted = np.where(moved, lsize + rsize, lin + rin)
+    found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
+    return Comparison([s for s in found if s is not None], int(changed.sum()) / total, int(shifted.sum()) / total)
 
 
 def signals_text(found: list[Signal]) -> str:
