@@ -23,7 +23,8 @@ JOIN = 3  # tokens between two tiles that still make one block (a word or two ed
 EDGE = 0.05  # of a text's tokens (at least EDGE_TOKENS): a block this close to its start or end is at the edge
 EDGE_TOKENS = 3
 WHOLE = 0.9  # share of both texts inside shared blocks: the texts are one text
-MAJOR = 0.9  # share of the shared tokens in blocks at the edges: the shared text is a header or footer
+MAJOR = 0.75  # share of the shared tokens in blocks at the edges: a header or footer (a sentence or two the
+# bodies happen to share elsewhere does not make it a quotation)
 BOILERPLATE_TERMS = 3  # distinct boilerplate words a shared block needs to read as boilerplate
 _QUOTES = set("\"“”«»„‟「」『』〝〞‘’‚'‹›")
 
@@ -44,16 +45,18 @@ sincerely regards attribution noncommercial commons gpl mit apache bsd gnu softw
 
 
 @cache
-def _vocabulary() -> tuple[np.ndarray, np.ndarray]:
-    """(token hashes of one-token terms, keys of two-token terms), as the texts' tokens are hashed."""
-    single, double = [], []
+def _vocabulary() -> tuple[tuple[str, ...], frozenset[str]]:
+    """(words, normalised as the texts' tokens are; two-ideograph terms), for a prefix match: licensed,
+    warranties, ضمانتی and پروانهٔ are found by licens-, warrant-, ضمانت and پروانه."""
+    words, pairs = [], set()
     for term in _TERMS.split():
-        hashes = revision.Prepared(term).toks.hashes
-        if hashes.shape[0] == 1:
-            single.append(hashes[0])
-        elif hashes.shape[0] == 2:
-            double.append(_pair_keys(hashes)[0])
-    return np.unique(np.array(single, dtype=np.uint64)), np.unique(np.array(double, dtype=np.uint64))
+        toks = revision.Prepared(term).toks
+        norms = [toks.norm(i) for i in range(len(toks))]
+        if len(norms) == 1 and len(norms[0]) >= 3:
+            words.append(norms[0])
+        elif len(norms) == 2:
+            pairs.add("".join(norms))
+    return tuple(sorted(set(words))), frozenset(pairs)
 
 
 def _pair_keys(h: np.ndarray) -> np.ndarray:
@@ -116,15 +119,22 @@ def _rest_similarity(lh: np.ndarray, rh: np.ndarray, lfree: np.ndarray, rfree: n
 
 
 def _boilerplate(lp: revision.Prepared, blocks: list[tuple[int, int, int, int]]) -> bool:
-    single, double = _vocabulary()
-    hits: set[int] = set()
+    """Whether the shared blocks hold BOILERPLATE_TERMS distinct boilerplate words (a word counts when it
+    starts with one of them; ideographs two at a time)."""
+    words, pairs = _vocabulary()
+    hits: set[str] = set()
+    toks = lp.toks
     for i1, i2, _, _ in blocks:
-        h = lp.toks.hashes[i1:i2]
-        hits.update(h[np.isin(h, single)].tolist())
-        keys = _pair_keys(h)
-        hits.update(keys[np.isin(keys, double)].tolist())
-        if len(hits) >= BOILERPLATE_TERMS:
-            return True
+        previous = ""
+        for i in range(i1, i2):
+            norm = toks.norm(i)
+            if len(norm) >= 3 and norm.startswith(words):
+                hits.add(next(w for w in words if norm.startswith(w)))
+            elif len(norm) == 1 and previous + norm in pairs:
+                hits.add(previous + norm)
+            previous = norm if len(norm) == 1 else ""
+            if len(hits) >= BOILERPLATE_TERMS:
+                return True
     return False
 
 
@@ -144,7 +154,7 @@ def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> 
     lt, rt = lp.toks, rp.toks
     nl, nr = len(lt), len(rt)
     total = (nl + nr) or 1
-    overlap = round(2 * tokdiff.multiset_shared(lt.hashes, rt.hashes) / total, 4)
+    overlap = 2 * tokdiff.multiset_shared(lt.hashes, rt.hashes) / total  # not rounded: 1.0 means every token
     if tiled.shape[0] == 0:
         return Overlap(overlap, 0, "none", ("", ""), [], 0, (1.0, 1.0), None, False, False)
     lcov, rcov = revision.covered(tiled, nl, 0), revision.covered(tiled, nr, 1)
@@ -155,12 +165,12 @@ def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> 
     where = "whole" if max(rest) <= 1 - WHOLE else "edges" if at_edges else "inside"
     spans = [[int(lt.starts[i1]), int(lt.ends[i2 - 1]), int(rt.starts[j1]), int(rt.ends[j2 - 1])]
              for i1, i2, j1, j2 in blocks]
-    judged = where != "whole"  # vocabulary and marks only matter for what is not the whole text
+    judged = where != "whole"  # marks and remainders only matter for what is not the whole text
     return Overlap(
         overlap, int(tokdiff.out_of_order(tiled)), where, edges if where == "edges" else ("", ""),
         sorted(spans, key=lambda s: s[0] - s[1])[:5], sum(s[1] - s[0] for s in spans), rest,
         _rest_similarity(lt.hashes, rt.hashes, lfree, rfree) if judged else None,
-        judged and _boilerplate(lp, blocks),
+        where == "edges" and _boilerplate(lp, blocks),  # the words matter only for a header or footer
         judged and any(_quoted(lp.text, s[0], s[1]) or _quoted(rp.text, s[2], s[3]) for s in spans),
     )
 

@@ -42,6 +42,7 @@ def _signal_reasons(e: Evidence) -> list[str]:
 
 
 SAME_WORDS = 0.97  # tokens shared with repeats, of both texts': the same words, whatever their order
+SAME_TOKENS = 1.0  # ...and not one word more or less: only the order differs
 UNRELATED_REST = 0.25  # remainders sharing at most this of their word pairs were written apart
 OWN_REST = 0.15  # each text keeps at least this share of its tokens outside the shared block
 
@@ -72,8 +73,10 @@ def _template(e: Evidence) -> Suggestion | None:
 
 
 def _reordered(e: Evidence) -> Suggestion | None:
-    """The same words in another order: blocks moved, whatever their size."""
-    if (e.token_overlap or 0) >= SAME_WORDS and e.moved_blocks and e.changed_share <= LIGHT_EDIT:
+    """The same words in another order: blocks moved, whatever their size. With exactly the same tokens no
+    detail can have changed (a signal there is two moved stretches aligned), whatever the diff says."""
+    same = (e.token_overlap or 0) >= SAME_TOKENS and (e.moved_blocks or e.changed_share > 0)
+    if same or ((e.token_overlap or 0) >= SAME_WORDS and e.moved_blocks and e.changed_share <= LIGHT_EDIT):
         return Suggestion(MERGE, 0.97, (f"the same words in another order: {e.moved_blocks} "
                                         f"block{'s' if e.moved_blocks != 1 else ''} moved", *_provenance(e)))
     return None
@@ -88,6 +91,8 @@ def suggest(e: Evidence) -> Suggestion:
         return Suggestion(MERGE, 0.99, ("the same content bytes", *_provenance(e)))
     if e.partial:
         return _below_threshold(e)
+    if (e.token_overlap or 0) >= SAME_TOKENS and (reordered := _reordered(e)) is not None:
+        return reordered
     if e.signals and e.changed_share <= SMALL_CHANGE:
         revised = e.same_source and e.version_order in ("left-older", "right-older")
         return Suggestion(REVISION, 0.97 if revised else 0.9, (*_signal_reasons(e), *_provenance(e)))
