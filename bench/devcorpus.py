@@ -356,3 +356,227 @@ def families(count: int = 60, seed: int = 7, sizes: tuple[int, int] = (2, 10)) -
                                     collected_at=f"2025-{1 + copy % 12:02d}-01"))
         records += [m.record() for m in members]
     return records
+
+
+# --- the varied corpus (issue 38): several generator variants a kind, real text of more than one source -----
+
+SEEDS = Path("/work/shared/seeds")
+LICENCES = [Path("/usr/share/common-licenses"), *sorted(Path("/usr/share/doc").glob("*/copyright"))]
+# Variants used while writing the rules (tuned); every other variant is held out and reported apart.
+TUNED = {"copy-exact": "short", "copy-format": "rewrap", "copy-edited": "no-number",
+         "copy-reordered": "long-paragraphs", "revision": "detail", "template": "corpus-boilerplate",
+         "quote": "marked-middle", "twin": "exact"}
+VARIANTS = {
+    "copy-exact": ["short", "long", "prose"],
+    "copy-format": ["rewrap", "full-width-split", "prose-rewrap"],
+    "copy-edited": ["no-number", "beside-number", "prose"],
+    "copy-reordered": ["long-paragraphs", "short-paragraphs", "lines", "sentences"],
+    "revision": ["detail", "detail-rewrapped", "detail-long"],
+    "template": ["corpus-boilerplate", "private-top", "private-bottom", "private-both"],
+    "quote": ["marked-middle", "unmarked-start", "unmarked-end", "short-marked"],
+    "twin": ["exact", "reformatted", "prose"],
+}
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？؟])\s+|(?<=[。！？])")
+
+
+def prose_sentences(lang: str) -> list[str]:
+    """Sentences of real prose: Python's own documentation (English), the Persian and Chinese tutorials."""
+    if lang == "en":
+        import pydoc_data.topics as topics
+
+        text = " ".join(" ".join(v.split()) for _, v in sorted(topics.topics.items()))
+    else:
+        chinese = [p for p in sorted(SEEDS.glob("*.txt")) if "001_" in p.name]
+        paths = chinese if lang == "zh" else [p for p in sorted(SEEDS.glob("*.txt")) if p not in chinese]
+        text = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in paths)
+    out = [s.strip() for s in _SENTENCE_END.split(text) if 25 <= len(s.strip()) <= 300 and "`" not in s]
+    return list(dict.fromkeys(s for s in out if not re.search(r"[=(){}\[\]<>]", s)))
+
+
+def licence_texts(lang: str) -> list[str]:
+    """Licence and copyright texts of the machine (English: the packages' copyright files; Chinese and
+    Persian: the catalogs' licence and warranty strings), cleaned into one line each."""
+    if lang == "en":
+        out = []
+        for path in LICENCES:
+            for file in ([*sorted(path.iterdir())][:20] if path.is_dir() else [path]):
+                try:
+                    text = " ".join(file.read_text(encoding="utf-8", errors="ignore").split())
+                except OSError:
+                    continue
+                if len(text) > 400:
+                    out.append(text)
+        return out
+    words = ("ضمانت", "مجوز", "اجازه", "حق", "شرایط", "توزیع", "پروانه") if lang == "fa" else \
+        ("许可", "授权", "保证", "版权", "担保", "条款", "分发")
+    return [t for t in catalog_texts(lang, 30) if any(w in t for w in words)]
+
+
+class VariedBuilder(Builder):
+    def __init__(self, seed: int = 7):
+        super().__init__(seed)
+        self.prose = {lang: prose_sentences(lang) for lang in LANGS}
+        self.licences = {lang: licence_texts(lang) for lang in LANGS}
+        for texts in (*self.prose.values(), *self.licences.values()):
+            self.rng.shuffle(texts)
+        self.prose_cursor = dict.fromkeys(LANGS, 0)
+
+    def prose_document(self, lang: str, paragraphs: int = 4) -> Doc:
+        """A text of real prose sentences, two or three fact sentences among them."""
+        doc = self.document(lang, paragraphs)
+        texts, start = self.prose[lang], self.prose_cursor[lang]
+        per = 3
+        paras = []
+        for k in range(paragraphs):
+            paras.append((" " if lang != "zh" else "").join(texts[(start + k * per + i) % len(texts)]
+                                                          for i in range(per)))
+        self.prose_cursor[lang] = start + paragraphs * per
+        for fact in doc.facts:
+            i = self.rng.randrange(len(paras))
+            paras[i] = paras[i] + (" " if lang != "zh" else "") + fact
+        doc.paragraphs = paras
+        return doc
+
+    def short_sentences(self, lang: str, count: int) -> Doc:
+        """count one-sentence paragraphs (470–1,020 characters in all, as in the issue)."""
+        doc = self.document(lang, 1)
+        pool = [t for t in self.texts[lang] if 25 <= len(t) <= 90]
+        start = self.rng.randrange(len(pool))
+        doc.paragraphs = [pool[(start + i) % len(pool)] for i in range(count)]
+        return doc
+
+    def private_boilerplate(self, lang: str, size: int) -> str:
+        """A licence or copyright text of about `size` characters that no other document holds."""
+        texts = self.licences[lang]
+        if lang == "en":
+            text = self.rng.choice(texts)
+            start = self.rng.randrange(max(1, len(text) - size))
+            return text[start:start + size].split(" ", 1)[-1].rsplit(" ", 1)[0]
+        out = ""
+        picked = self.rng.sample(texts, len(texts))
+        for t in picked:
+            if len(out) >= size:
+                break
+            out += (" " if lang == "fa" else "") + _clean(t)
+        return out.strip()
+
+
+def _fullwidth_split(rng: random.Random, doc: Doc) -> list[str]:
+    """Full-width letters and digits here and there, and lines wrapped inside long tokens."""
+    out = []
+    for p in doc.paragraphs:
+        p = re.sub(r"[A-Za-z0-9']{3,}", lambda m: "".join(chr(ord(c) + 0xFEE0) for c in m.group())
+                   if rng.random() < 0.2 else m.group(), p)
+        p = re.sub(r"[0-9A-Za-z]{5,}", lambda m: m.group()[:3] + "\n" + m.group()[3:] if rng.random() < 0.2
+                   else m.group(), p)
+        out.append(p)
+    return out
+
+
+def _edit_beside_number(rng: random.Random, doc: Doc) -> list[str]:
+    """A word dropped or doubled right before or after a number, the number itself left alone."""
+    paras = list(doc.paragraphs)
+    for i, p in enumerate(paras):
+        words = p.split(" ")
+        spots = [j for j, w in enumerate(words) if re.fullmatch(r"[0-9۰-۹]+", w)]
+        if spots and doc.lang != "zh":
+            j = rng.choice(spots)
+            k = j - 1 if j > 0 and words[j - 1] not in KEEP and rng.random() < 0.5 else j + 1
+            if 0 <= k < len(words) and words[k].isalpha() and words[k] not in KEEP and k != j:  # not a unit
+                words[k] = words[k] + " " + words[k] if rng.random() < 0.5 else ""
+            paras[i] = " ".join(w for w in words if w)
+            return paras
+    return light_edit(rng, doc)
+
+
+def _pair(builder: VariedBuilder, rng: random.Random, kind: str, variant: str, lang: str
+          ) -> tuple[Doc, Doc, str]:
+    b = builder
+    note = ""
+    if kind in ("copy-exact", "copy-format", "copy-edited", "revision", "twin"):
+        base = b.prose_document(lang) if "prose" in variant else b.document(
+            lang, 2 if variant == "short" else 8 if variant in ("long", "detail-long") else 4)
+        base.source_id = f"src-{base.doc_id}"
+        mirror = f"mirror-{base.doc_id}"
+        if kind == "copy-exact":
+            other = _derived(b, base, list(base.paragraphs), source=mirror)
+        elif kind == "copy-format":
+            paras = _fullwidth_split(rng, base) if variant == "full-width-split" else format_only(rng, base)
+            other = _derived(b, base, paras, source=mirror)
+        elif kind == "copy-edited":
+            paras = _edit_beside_number(rng, base) if variant == "beside-number" else light_edit(rng, base)
+            other = _derived(b, base, paras, source=mirror)
+        elif kind == "revision":
+            paras, note = revise(rng, b, base)
+            if variant == "detail-rewrapped":
+                paras = format_only(rng, Doc(base.doc_id, lang, paras))
+            other = _derived(b, base, paras, source=base.source_id, version="2", collected_at="2025-06-01")
+        else:
+            paras = format_only(rng, base) if variant == "reformatted" else list(base.paragraphs)
+            other = _derived(b, base, paras, source=mirror, language=TWIN_TAG[lang])
+        return base, other, note
+    if kind == "copy-reordered":
+        if variant == "long-paragraphs":
+            base = b.document(lang, rng.randint(3, 5))
+        else:
+            base = b.short_sentences(lang, rng.randint(9, 15))
+        base.source_id = f"src-{base.doc_id}"
+        paras = list(base.paragraphs)
+        while paras == base.paragraphs:
+            rng.shuffle(paras)
+        other = _derived(b, base, paras, source=f"mirror-{base.doc_id}")
+        if variant in ("lines", "sentences"):
+            joiner = "\n" if variant == "lines" else (" " if lang != "zh" else "")
+            base.paragraphs, other.paragraphs = [joiner.join(base.paragraphs)], [joiner.join(paras)]
+        return base, other, note
+    if kind == "template":
+        first, second = b.document(lang, 2), b.document(lang, 2)
+        body = (len(first.body) + len(second.body)) // 2
+        shared = BOILERPLATE[lang] if variant == "corpus-boilerplate" else \
+            b.private_boilerplate(lang, int(body * rng.uniform(1 / 3, 2)))
+        for doc in (first, second):
+            top, bottom = {"private-top": ([shared], []), "private-bottom": ([], [shared])}.get(
+                variant, ([shared], [shared]))
+            doc.paragraphs = [*top, *doc.paragraphs, *bottom]
+            doc.source_id = f"src-{doc.doc_id}"
+        return first, second, note
+    # quote: a text quoting a paragraph of a longer one, the quoted paragraph anywhere in its source
+    long_doc = b.document(lang, 5)
+    at = rng.randrange(5)
+    if variant != "short-marked":
+        long_doc.paragraphs[at] = " ".join([long_doc.paragraphs[at], *b._take(lang, 4)])
+    long_doc.source_id = f"src-{long_doc.doc_id}"
+    quoting = b.document(lang, 2)
+    quoted = long_doc.paragraphs[at]
+    quote = ("“" + quoted + "”") if "marked" in variant else quoted
+    place = {"unmarked-start": 0, "unmarked-end": 2}.get(variant, 1)
+    quoting.paragraphs.insert(place, quote)
+    quoting.source_id = f"src-{quoting.doc_id}"
+    return long_doc, quoting, f"paragraph {at + 1} of 5 quoted"
+
+
+def generate_varied(pairs_per_variant: int = 30, seed: int = 7) -> tuple[list[dict], list[dict]]:
+    """Records and labels: `pairs_per_variant` pairs of every variant of every kind over the three languages;
+    each label names its kind, variant and whether the variant was held out from tuning."""
+    builder, rng = VariedBuilder(seed), random.Random(seed + 1)
+    records, labels = [], []
+    for n in range(pairs_per_variant):
+        lang = list(LANGS)[n % 3]
+        for kind, variants in VARIANTS.items():
+            for variant in variants:
+                a, b, note = _pair(builder, rng, kind, variant, lang)
+                records += [a.record(), b.record()]
+                labels.append({"left_id": a.doc_id, "right_id": b.doc_id, "kind": kind, "variant": variant,
+                               "held_out": TUNED[kind] != variant, "expected": KINDS[kind],
+                               "label": int(KINDS[kind] == "merge-entry"), "language": lang, "note": note,
+                               "family": a.source_id or a.doc_id})
+    return records, labels
+
+
+def write_records(folder: Path, records: list[dict]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "records.jsonl"
+    with open(path, "w", encoding="utf-8") as out:
+        for r in records:
+            out.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return path

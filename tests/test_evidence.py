@@ -161,6 +161,7 @@ def test_the_pair_page_shows_the_evidence_and_the_suggestion(evidence_run, edito
     page = editor_client.get(reverse("review:pair", args=[_pair(evidence_run, "orig", "twin").pk])).content.decode()
     assert "Suggested: <strong>merge-entry</strong>" in page and "two language tags (en, en-us)" in page
     assert 'class="flag">en · en-us — they differ' in page and "Right&#39;s shingles found in the left" in page
+    assert "Shared text" in page and "nearly all of both texts (1 block)" in page
 
 
 @pytest.mark.django_db
@@ -300,3 +301,55 @@ def test_export_pairs_writes_whole_evidence_for_pairs_below_the_threshold(partia
     call_command("export_pairs", str(partial_run.pk), "--out", str(tmp_path / "p.csv"))
     rows = list(csv.DictReader(open(tmp_path / "p.csv", encoding="utf-8")))  # noqa: SIM115
     assert rows and all(not json.loads(r["evidence"])["partial"] for r in rows)
+
+
+SENTENCES = ["The archive keeps every original file.", "Each upload is stored under its hash.",
+             "Nobody changes it afterwards.", "Reviewers compare both texts side by side.",
+             "They record a verdict with a reason.", "The sensor is rated at 12 V.", "It is checked every 3 weeks.",
+             "The team on duty signs the log.", "A second reviewer may disagree with the first.",
+             "An arbiter settles the pair in the end.", "Undo withdraws a decision as a newer record."]
+
+
+@pytest.mark.parametrize("joiner", ["\n\n", "\n", " "], ids=["paragraphs", "lines", "sentences"])
+def test_a_permutation_of_short_blocks_is_the_same_words_in_another_order(joiner):
+    import random
+
+    shuffled = SENTENCES[:]
+    random.Random(4).shuffle(shuffled)
+    e = evidence_of(joiner.join(SENTENCES), joiner.join(shuffled))
+    assert e.token_overlap == 1.0 and e.moved_blocks >= 5 and e.changed_share == 0 and not e.signals
+    s = suggest.suggest(e)
+    assert s.verdict == "merge-entry" and s.confidence >= 0.95 and "the same words in another order" in s.reasons[0]
+
+
+LICENCE = ("Copyright 2024 the authors. Permission is hereby granted to copy and redistribute this text provided "
+           "that this notice is kept. It is provided as is, without warranty of any kind, and the authors accept "
+           "no liability for damages arising from its use.")
+BODY_A = ("Our garden club meets on the first Saturday of each month to swap seeds and cuttings. Members bring "
+          "a dish to share and the oldest member picks the next topic for the talk.")
+BODY_B = ("The river path closes in winter when the water rises over the lower bridge. Walkers should use the "
+          "road by the mill instead and mind the cyclists coming down the hill.")
+
+
+@pytest.mark.parametrize("place", ["top", "bottom", "both"])
+def test_a_private_licence_at_the_edges_of_both_texts_reads_as_a_template(place):
+    def framed(body):
+        return {"top": f"{LICENCE}\n\n{body}", "bottom": f"{body}\n\n{LICENCE}",
+                "both": f"{LICENCE}\n\n{body}\n\n{LICENCE}"}[place]
+
+    e = evidence_of(framed(BODY_A), framed(BODY_B))
+    assert e.shared_where == "edges" and e.boilerplate and e.rest_similarity < 0.1
+    s = suggest.suggest(e)
+    assert s.verdict == "keep-both" and s.reasons[0].startswith("shared: ")
+
+
+def test_the_same_block_inside_one_texts_middle_is_a_quotation():
+    e = evidence_of(f"{BODY_A}\n\n{LICENCE}\n\n{BODY_B}", f"{LICENCE}\n\nWe print it here for our readers.")
+    assert e.shared_where == "inside"
+    assert suggest.suggest(e).verdict == "public-quote"
+
+
+def test_a_shared_block_in_quotation_marks_is_a_quotation_even_at_the_edges():
+    e = evidence_of(f"“{LICENCE}”\n\n{BODY_A}", f"{BODY_B}\n\n“{LICENCE}”")
+    assert e.shared_where == "edges" and e.quoted
+    assert suggest.suggest(e).verdict == "public-quote"

@@ -86,6 +86,26 @@ def test_a_format_change_is_no_difference(left, right):
     assert revision.diff(left, right)[0] == []
 
 
+@pytest.mark.parametrize(("left", "right"), [
+    ("The cookie sets maxAge=86400 for a day.", "The cookie sets maxAge=864\n00 for a day."),
+    ("The header is #ff8800 on every page.", "The header is #ff88 00 on every page."),
+    ("I ｄｏｎ＇ｔ ａｃｔｕａｌｌｙ mind.", "I don't actually mind."),
+    ("Build ｂｚｉｐ２－１．０．８ first, at ５０％.", "Build bzip2-1.0.8 first, at 50%."),
+    ("A well-\nknown value of 12 V.", "A wellknown value of 12 V."),
+], ids=["number-wrapped", "colour-split", "full-width-apostrophe", "full-width-digits", "hyphenated-line-end"])
+def test_what_spacing_and_width_explain_is_no_difference(left, right):
+    assert revision.diff(left, right)[0] == []
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("The cookie sets maxAge=86400 for a day.", "The cookie sets maxAge=864-00 for a day."),
+    ("Build ｂｚｉｐ２－１．０．８ first.", "Build bzip2-1.0.9 first."),
+    ("Keep ５０％ of it.", "Keep 60% of it."),
+], ids=["joined-by-a-hyphen", "full-width-date-changed", "full-width-number-changed"])
+def test_a_change_beyond_spacing_and_width_stays_a_change(left, right):
+    assert revision.diff(left, right)[0] != []
+
+
 def test_moved_paragraphs_carry_no_signal():
     a = ("The sensor reads 12 V at night and logs it.\n\nThe motor runs at 50 Hz daily without stopping."
          "\n\nKeep the box dry at 20 °C.")
@@ -132,7 +152,8 @@ def test_signals_text_is_the_export_form():
 
 # --- the compiled scanner and the lazy tokens ----------------------------------------------------------
 
-SCANNED = "0123456789٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹-/.,٫٬+−%‰°CFaZ_ \u200c'’中文资料ابپيكé\u0301\u0654ﻻ한\n:;"
+SCANNED = ("0123456789٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹-/.,٫٬+−%‰°CFaZ_ \u200c'’中文资料ابپيكé\u0301\u0654ﻻ한\n:;"
+           "０１２９－／．，＋％＇ａＺ")
 
 
 def test_the_scanner_finds_the_tokens_the_expression_finds():

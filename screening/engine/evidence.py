@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from screening.engine import fast, revision
+from screening.engine import fast, overlap, revision
 
 _VERSION_PART = re.compile(r"\d+|[^\d.\-_ ]+")
 
@@ -45,6 +45,18 @@ class Evidence:
     # Below the review threshold a run keeps what the shingle sets tell and leaves the token diff (signals,
     # changed and moved shares, "the same once normalised") to the pair's first opening: `partial`.
     partial: bool = False
+    # Where the shared text lies (overlap.analyse); None/empty for pairs of runs made before it was kept.
+    token_overlap: float | None = None  # the same tokens counted with repeats, of both texts' (1.0: same words)
+    moved_blocks: int = 0  # shared blocks out of order
+    shared_where: str = ""  # whole | edges | inside | none
+    shared_edges: list[str] = field(default_factory=lambda: ["", ""])  # top | bottom | top and bottom, a text
+    shared_blocks: list[list[int]] = field(default_factory=list)  # [left start, end, right start, end] chars
+    shared_chars: int = 0
+    rest_left: float | None = None  # share of the left text's tokens outside the shared blocks
+    rest_right: float | None = None
+    rest_similarity: float | None = None  # how alike the two remainders are (Jaccard of word pairs)
+    boilerplate: bool = False  # the shared text reads as a licence, notice, navigation or signature
+    quoted: bool = False  # a shared block stands in quotation marks
 
     @property
     def languages_differ(self) -> bool:
@@ -60,6 +72,8 @@ class Evidence:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["languages"] = list(self.languages)
         data["signals"] = [list(s) for s in self.signals]
+        data["shared_edges"] = list(self.shared_edges)
+        data["shared_blocks"] = [list(b) for b in self.shared_blocks]
         return data
 
     @classmethod
@@ -90,6 +104,15 @@ def for_exact(left: DocFacts, right: DocFacts) -> Evidence:
     return Evidence(1.0, 1.0, 1.0, True, 0.0, 0.0, 1.0, exact=True, **metadata(left, right))
 
 
+def located(lp: revision.Prepared, rp: revision.Prepared, tiled) -> dict:
+    """The Evidence fields that say where the shared text lies (overlap.analyse)."""
+    o = overlap.analyse(lp, rp, tiled)
+    return {"token_overlap": o.token_overlap, "moved_blocks": o.moved_blocks, "shared_where": o.where,
+            "shared_edges": list(o.edges), "shared_blocks": o.blocks, "shared_chars": o.shared_chars,
+            "rest_left": o.rest[0], "rest_right": o.rest[1], "rest_similarity": o.rest_similarity,
+            "boilerplate": o.boilerplate, "quoted": o.quoted}
+
+
 def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prepared, left_hashes: np.ndarray,
              right_hashes: np.ndarray, left: DocFacts, right: DocFacts, jaccard: float,
              template: tuple[float | None, float | None] = (None, None), shared: int | None = None) -> Evidence:
@@ -98,7 +121,8 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
     normalised" is a token diff with no change at all."""
     lp, rp = revision.prepare(left_text), revision.prepare(right_text)
     shared = fast.intersection_size(left_hashes, right_hashes) if shared is None else shared
-    comparison = revision.compare(lp, rp)
+    tiled = revision.tiles(lp, rp)
+    comparison = revision.compare(lp, rp, tiled)
     longer = max(len(lp.text), len(rp.text)) or 1
     return Evidence(
         jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1),
@@ -106,19 +130,23 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
         round(comparison.moved_share, 4), round(min(len(lp.text), len(rp.text)) / longer, 4),
         template_share=template[0], jaccard_without_template=template[1],
         signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right),
+        **located(lp, rp, tiled),
     )
 
 
-def for_near_partial(left_length: int, right_length: int, left_hashes: np.ndarray, right_hashes: np.ndarray,
-                     left: DocFacts, right: DocFacts, jaccard: float,
-                     template: tuple[float | None, float | None] = (None, None), shared: int | None = None
-                     ) -> Evidence:
+def for_near_partial(left_text: str | revision.Prepared, right_text: str | revision.Prepared,
+                     left_hashes: np.ndarray, right_hashes: np.ndarray, left: DocFacts, right: DocFacts,
+                     jaccard: float, template: tuple[float | None, float | None] = (None, None),
+                     shared: int | None = None) -> Evidence:
     """The evidence of a pair below the review threshold without the token diff (`partial`): what the shingle
-    sets and the metadata say. The diff's fields are 0 until the pair is first opened (evidence_complete)."""
+    sets, the shared blocks and the metadata say. The diff's fields are 0 until the pair is first opened
+    (evidence_complete)."""
+    lp, rp = revision.prepare(left_text), revision.prepare(right_text)
     shared = fast.intersection_size(left_hashes, right_hashes) if shared is None else shared
-    longer = max(left_length, right_length) or 1
+    longer = max(len(lp.text), len(rp.text)) or 1
     return Evidence(
         jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1), False, 0.0, 0.0,
-        round(min(left_length, right_length) / longer, 4), template_share=template[0],
+        round(min(len(lp.text), len(rp.text)) / longer, 4), template_share=template[0],
         jaccard_without_template=template[1], partial=True, **metadata(left, right),
+        **located(lp, rp, revision.tiles(lp, rp)),
     )

@@ -14,6 +14,8 @@ import numpy as np
 from numba import njit
 
 from screening.engine import foldtable
+from screening.engine.kernels import first as _first
+from screening.engine.kernels import index as _index
 from screening.engine.normalize import Policy
 from screening.engine.shingle import P61, POLY, ShingleSpec, VerifyKey
 
@@ -158,41 +160,6 @@ def template_counts(x, y, template):
         else:
             j += 1
     return shared, shared_t, intersection_size(x, template), intersection_size(y, template)
-
-
-@njit(cache=True, nogil=True)
-def _index(values):
-    """An open-addressing table of the positions of each value: (slot values, first position per slot or -1,
-    next position with the same value or -1). Bisection per lookup cost more than a whole token alignment
-    (tokdiff), and a merge with a large template more than a document's verification."""
-    size = 16
-    while size < 2 * values.shape[0]:
-        size *= 2
-    keys = np.zeros(size, dtype=np.uint64)
-    head = np.full(size, -1, dtype=np.int64)
-    after = np.full(values.shape[0], -1, dtype=np.int64)
-    mask = np.uint64(size - 1)
-    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
-        v = values[i]
-        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
-        while head[slot] >= 0 and keys[slot] != v:
-            slot = (slot + 1) & (size - 1)
-        keys[slot] = v
-        after[i] = head[slot]
-        head[slot] = i
-    return keys, head, after
-
-
-@njit(cache=True, nogil=True)
-def _first(keys, head, v):
-    """The first position of v in the indexed values, or -1."""
-    size = keys.shape[0]
-    slot = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
-    while head[slot] >= 0:
-        if keys[slot] == v:
-            return head[slot]
-        slot = (slot + 1) & (size - 1)
-    return -1
 
 
 @njit(cache=True, nogil=True)
@@ -717,6 +684,3 @@ def warm() -> None:
     index = template_index(hashes)
     pair_counts(hashes, hashes, *index)
     template_count(hashes, *index)
-    from screening.engine import revision  # the token diff's kernels (revision imports this module)
-
-    revision.compare("warm up 12 V", "warm up the 13 mV")

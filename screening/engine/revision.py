@@ -21,24 +21,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-from screening.engine import foldtable, tokdiff, tokscan
+from screening.engine import foldtable, kernels, tokdiff, tokscan
 from screening.engine.normalize import POLICIES
 
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
 SMALL = 4  # tokens a side: a longer changed stretch is a rewrite, not a revision of a detail
 MAX_SHOWN = 40  # characters a side of a signal
 MOVED_SHARE = 0.8  # of a long stretch's runs of three words found in the other text: it moved
+TILE = 5  # tokens: the shortest run found in both texts that counts as shared wherever it lies
+ANCHORS = 8  # positions tried per run of TILE tokens (a text repeating itself stays bounded)
 
-_DIGIT = r"[0-9\u0660-\u0669\u06F0-\u06F9]"
-_LETTER = r"[^\W\d_\u3400-\u9FFF\uF900-\uFAFF]"  # a letter that is not a CJK ideograph
-_WORD = rf"{_LETTER}(?:{_LETTER}|[\u200c'’](?={_LETTER}))*"  # letters, with ZWNJ and apostrophes inside
+_DIGIT, _LETTER = tokscan.DIGIT_SET, tokscan.LETTER_SET
+_WORD = rf"{_LETTER}(?:{_LETTER}|{tokscan.JOINER_SET}(?={_LETTER}))*"  # letters, with joiners inside
 TOKEN_RE = re.compile(
-    rf"(?P<date>{_DIGIT}{{1,4}}[-/.]{_DIGIT}{{1,2}}[-/.]{_DIGIT}{{1,4}})"  # 2024-05-01, 1403/07/24
-    rf"|(?P<number>(?:(?<![0-9A-Za-z\u0660-\u0669\u06F0-\u06F9.,])[+\-−])?"  # -5 (not 1-5 or a-5)
-    rf"{_DIGIT}+(?:[.,٫٬]{_DIGIT}+)*)"  # 12, 12.5, 1,000, ۱۲٫۵
-    r"|(?P<cjk>[\u3400-\u9FFF\uF900-\uFAFF])"  # each CJK ideograph is a token
+    rf"(?P<date>{_DIGIT}{{1,4}}{tokscan.DATE_SEP_SET}{_DIGIT}{{1,2}}{tokscan.DATE_SEP_SET}{_DIGIT}{{1,4}})"
+    rf"|(?P<number>(?:(?<!{tokscan.NO_SIGN_AFTER_SET}){tokscan.SIGN_SET})?"  # -5 (not 1-5 or a-5)
+    rf"{_DIGIT}+(?:{tokscan.NUMBER_SEP_SET}{_DIGIT}+)*)"  # 12, 12.5, 1,000, ۱۲٫۵
+    rf"|(?P<cjk>{tokscan.IDEOGRAPH_SET})"  # each CJK ideograph is a token
     rf"|(?P<word>°[CF]|{_WORD})"  # words (and °C, °F)
-    r"|(?P<mark>[%‰])",  # per cent is meaningful; other punctuation is not a token
+    rf"|(?P<mark>{tokscan.PERCENT_SET})",  # per cent is meaningful; other punctuation is not a token
     re.UNICODE,
 )
 _FOLD_POLICY = POLICIES["persian-arabic-fold-v1"]
@@ -82,6 +83,7 @@ NUMBER_WORDS = {
     "پنجاه", "صد", "هزار", "میلیون", "نیم",
     "零", "〇", "一", "二", "两", "三", "四", "五", "六", "七", "八", "九", "十", "百", "千", "万", "亿", "半",
 }
+_SEPARATORS = str.maketrans({"٫": ".", "٬": ",", "．": "."})
 _CONTRACTED = re.compile(r"n['’]t$", re.IGNORECASE)
 # Normalised tokens a signal can rest on (a superset: units compared folded, any word ending like a "n't").
 # A small change with none of them, in it or beside it, is no revision signal, so it is not examined.
@@ -126,9 +128,9 @@ class Change:
 def _number_norm(raw: str) -> str:
     if raw.isascii() and raw.isdigit():  # most numbers: already what they read as
         return raw
-    sign = "-" if raw[:1] in "-−" else ""
-    digits = "".join(str(unicodedata.decimal(c)) if c.isdigit() else c for c in raw.lstrip("+-−"))
-    digits = digits.replace("٫", ".").replace("٬", ",")
+    sign = "-" if raw[:1] in "-−－" else ""
+    digits = "".join(str(unicodedata.decimal(c)) if c.isdigit() else c for c in raw.lstrip("+-−＋－"))
+    digits = digits.translate(_SEPARATORS)
     if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", digits):
         digits = digits.replace(",", "")  # 1,000 is 1000; 1,5 stays a decimal written with a comma
     return sign + digits
@@ -147,7 +149,7 @@ def tokens(text: str) -> list[Token]:
         elif group == "date":
             norm = "".join(str(unicodedata.decimal(c)) if c.isdigit() else "-" for c in raw)
         elif group == "mark":
-            norm = raw
+            norm = "%" if raw == "％" else raw
         else:
             norm = next(folded)
         if norm:
@@ -216,10 +218,11 @@ class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
     many pairs prepares each document once."""
 
-    __slots__ = ("text", "toks", "truncated")
+    __slots__ = ("text", "toks", "truncated", "_grams")
 
     def __init__(self, text: str):
         self.text = text
+        self._grams = None
         toks = _fast_tokens(text)
         if toks is None:  # the regular expression and the policy: the same tokens, slower
             listed = tokens(text)
@@ -227,6 +230,13 @@ class Prepared:
                                         [t.end for t in listed], [t.norm for t in listed])
         self.truncated = len(toks) > MAX_TOKENS
         self.toks = toks.head(MAX_TOKENS) if self.truncated else toks
+
+    def grams(self) -> tuple[np.ndarray, tuple]:
+        """Its runs of TILE tokens as keys, and their index: made once for all the pairs it is in."""
+        if self._grams is None:
+            keys = tokdiff.gram_keys(self.toks.hashes, TILE)
+            self._grams = keys, kernels.index(keys)
+        return self._grams
 
 
 def prepare(text: str | Prepared) -> Prepared:
@@ -328,10 +338,28 @@ def _span(toks: TokenList, i1: int, i2: int) -> tuple[int, int]:
 
 def _rows(lp: Prepared, rp: Prepared) -> np.ndarray:
     """The differing stretches of two prepared texts, a row each (tokdiff.changes): none when they read the
-    same once normalised (a copy reformatted: nothing to align)."""
+    same once normalised (a copy reformatted: nothing to align), and none where only spacing differs."""
     if np.array_equal(lp.toks.hashes, rp.toks.hashes):
         return np.zeros((0, 6), dtype=np.int64)
-    return tokdiff.changes(lp.toks.hashes, rp.toks.hashes, lp.toks.flags, rp.toks.flags, SMALL, MOVED_SHARE)
+    rows = tokdiff.changes(lp.toks.hashes, rp.toks.hashes, lp.toks.flags, rp.toks.flags, SMALL, MOVED_SHARE)
+    keep = [not _respaced(lp, rp, *row[:4]) for row in rows.tolist()]
+    return rows if all(keep) else rows[np.array(keep, dtype=bool)]
+
+
+_BREAK = re.compile(r"\s*(?:[-\u00ad\u2010]\s*\n)?\s*")  # spacing, or a word hyphenated across a line end
+
+
+def _respaced(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int) -> bool:
+    """Whether a differing stretch is one text's tokens cut or joined by spacing alone: `864 00` for `86400`,
+    a token broken across a re-wrapped line. Its normalised characters are the same on both sides, and only
+    spaces, line breaks or an end-of-line hyphen stand between the tokens of either side."""
+    if i2 - i1 == j2 - j1 or i1 == i2 or j1 == j2:  # one for one is a change; a stretch on one side an insertion
+        return False
+    lt, rt = lp.toks, rp.toks
+    if not np.array_equal(lt.buf[lt.fs[i1]:lt.fe[i2 - 1]], rt.buf[rt.fs[j1]:rt.fe[j2 - 1]]):
+        return False
+    return all(_BREAK.fullmatch(p.text, int(t.ends[k]), int(t.starts[k + 1])) is not None
+               for p, t, a, b in ((lp, lt, i1, i2), (rp, rt, j1, j2)) for k in range(a, b - 1))
 
 
 def _signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, examine: int) -> Signal | None:
@@ -369,17 +397,49 @@ class Comparison:
     moved_share: float
 
 
-def compare(left: str | Prepared, right: str | Prepared) -> Comparison:
+def tiles(lp: Prepared, rp: Prepared) -> np.ndarray:
+    """The runs of at least TILE tokens the two texts share, longest first and each token once, in any order
+    (tokdiff.tiles): rows (left token, right token, length) in left order."""
+    lkeys, _ = lp.grams()
+    _, rindex = rp.grams()
+    return tokdiff.tiles(lp.toks.hashes, rp.toks.hashes, lkeys, rindex, TILE, ANCHORS)
+
+
+def covered(tiled: np.ndarray, n: int, side: int) -> np.ndarray:
+    """For each of a text's n tokens, 1 where a tile covers it (side 0: left, 1: right), as prefix sums."""
+    marks = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(marks, tiled[:, side], 1)
+    np.add.at(marks, tiled[:, side] + tiled[:, 2], -1)
+    return np.concatenate(([0], np.cumsum(np.cumsum(marks)[:n])))
+
+
+def compare(left: str | Prepared, right: str | Prepared, tiled: np.ndarray | None = None) -> Comparison:
+    """The diff in brief. A stretch the alignment could not match but whose tokens lie in tiles (runs found
+    in the other text, wherever) moved: the tokens of a permutation, of paragraphs, lines or sentences alike,
+    count as moved, not changed, and a stretch covered on both sides carries no signal."""
     lp, rp = prepare(left), prepare(right)
     rows = _rows(lp, rp)
-    sizes = rows[:, 1] - rows[:, 0] + rows[:, 3] - rows[:, 2]  # tokens in each stretch, both sides
-    moved = rows[:, 4] == 1
     total = (len(lp.toks) + len(rp.toks)) or 1
-    found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[rows[:, 5] > 0].tolist()]
-    return Comparison([s for s in found if s is not None], int(sizes[~moved].sum()) / total,
-                      int(sizes[moved].sum()) / total)
+    if rows.shape[0] == 0:
+        return Comparison([], 0.0, 0.0)
+    tiled = tiles(lp, rp) if tiled is None else tiled
+    lcov, rcov = covered(tiled, len(lp.toks), 0), covered(tiled, len(rp.toks), 1)
+    lsize, rsize = rows[:, 1] - rows[:, 0], rows[:, 3] - rows[:, 2]
+    lin, rin = lcov[rows[:, 1]] - lcov[rows[:, 0]], rcov[rows[:, 3]] - rcov[rows[:, 2]]
+    moved = (rows[:, 4] == 1) | ((lin >= MOVED_SHARE * lsize) & (rin >= MOVED_SHARE * rsize))
+    # Of the stretches that did not move as a whole, the tiled tokens moved and the rest changed.
+    changed = np.where(moved, 0, lsize - lin + rsize - rin)
+    shifted = np.where(moved, lsize + rsize, lin + rin)
+    found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
+    return Comparison([s for s in found if s is not None], int(changed.sum()) / total, int(shifted.sum()) / total)
 
 
 def signals_text(found: list[Signal]) -> str:
     """`V → mV; 每周 → 每天` (empty when there is none): the export column."""
     return "; ".join(str(s) for s in found)
+
+
+def warm() -> None:
+    """Load the token diff's kernels once (from numba's cache, else compile), as fast.warm does the shingle
+    kernels', before a worker forks its work-horses."""
+    compare("warm up 12 V", "warm up the 13 mV")

@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from screening.engine import foldtable, tokscan
-from screening.engine.fast import _first, _index
+from screening.engine.kernels import first as _first
+from screening.engine.kernels import index as _index
 from screening.engine.tokscan import CJK, DATE, MARK, NUMBER, WORD
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -67,7 +68,9 @@ def hash_strings(strings: list[str], telling: tuple | None = None) -> tuple[np.n
 
 @njit(cache=True, nogil=True)
 def _digit(c):
-    """The ASCII digit of a digit of the scanner's DIGIT class (ASCII, Arabic-Indic, Persian)."""
+    """The ASCII digit of a digit of the scanner's DIGIT class (ASCII, Arabic-Indic, Persian, full width)."""
+    if c >= 0xFF10:
+        return 48 + c - 0xFF10
     if c >= 0x6F0:
         return 48 + c - 0x6F0
     if c >= 0x660:
@@ -78,19 +81,19 @@ def _digit(c):
 @njit(cache=True, nogil=True)
 def _number(cp, a, b, buf, n):
     """revision._number_norm of cp[a:b] into buf from n on: a minus sign kept (+ dropped), digits by value,
-    ٫ and ٬ as . and ,; thousands commas dropped when the number is written 1,000 or 1,000.5. Returns the
-    end."""
+    ٫ and ٬ as . and , (a full-width ． as .); thousands commas dropped when the number is written 1,000 or
+    1,000.5. Returns the end."""
     begin = n
-    if cp[a] == 45 or cp[a] == 0x2212:
+    if cp[a] == 45 or cp[a] == 0x2212 or cp[a] == 0xFF0D:
         buf[n] = 45
         n += 1
         a += 1
-    elif cp[a] == 43:
+    elif cp[a] == 43 or cp[a] == 0xFF0B:
         a += 1
     digits = n
     for i in range(a, b):
         c = cp[i]
-        if c == 0x66B:
+        if c == 0x66B or c == 0xFF0E:
             c = 46
         elif c == 0x66C:
             c = 44
@@ -148,9 +151,9 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
                 n += 1
         elif g == NUMBER:
             n = _number(cp, a, b, buf, n)
-        else:
+        else:  # a mark: % and ‰ as they are, a full-width ％ as %
             for i in range(a, b):
-                buf[n] = cp[i]
+                buf[n] = 37 if cp[i] == 0xFF05 else cp[i]
                 n += 1
         if n > begin:
             codes[kept], starts[kept], ends[kept], fs[kept], fe[kept] = g, a, b, begin, n
@@ -358,3 +361,119 @@ def changes(lh, rh, lflags, rflags, small, share):
         elif i2 - i1 == 1 and j2 - j1 == 1 and ((lflags[i1] | rflags[j1]) & STARTS_NUN):
             out[g, 5] = 2
     return out
+
+
+# --- shared blocks in any order ---------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def gram_keys(h, m):
+    """A key for each run of m tokens (equal runs, equal keys; m ≥ 1)."""
+    n = h.shape[0] - m + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        k = _ZERO
+        for t in range(m):
+            k = (k ^ h[i + t]) * _G1 + _G2
+        out[i] = k
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tiles(a, b, akeys, bindex, m, anchors):
+    """Greedy string tiling of two token-hash sequences: the longest common runs first, each token used at
+    most once a side, none shorter than m tokens, in any order (a moved block is found wherever it went).
+    `akeys` are a's m-gram keys (gram_keys) and `bindex` the index (kernels.index) of b's; at most `anchors`
+    positions of b are tried per m-gram. Returns rows (i, j, length), in order of i."""
+    na, nb = a.shape[0], b.shape[0]
+    found = np.empty((max(na, 1), 3), dtype=np.int64)
+    count = 0
+    for i in range(akeys.shape[0]):
+        s = _first(bindex[0], bindex[1], akeys[i])
+        tried = 0
+        while s >= 0 and tried < anchors:
+            j = s
+            tried += 1
+            s = bindex[2][s]
+            if i > 0 and j > 0 and a[i - 1] == b[j - 1]:
+                continue  # inside a longer run, found from its start
+            n = 0
+            while i + n < na and j + n < nb and a[i + n] == b[j + n]:
+                n += 1
+            if n < m:
+                continue
+            if count == found.shape[0]:
+                grown = np.empty((2 * count, 3), dtype=np.int64)
+                grown[:count] = found
+                found = grown
+            found[count, 0], found[count, 1], found[count, 2] = n, i, j
+            count += 1
+    order = np.argsort(-found[:count, 0] * (na + 1) - (na - found[:count, 1]), kind="mergesort")
+    amark = np.zeros(na, dtype=np.bool_)
+    bmark = np.zeros(nb, dtype=np.bool_)
+    out = np.empty((count + 1, 3), dtype=np.int64)
+    kept = 0
+    for o in order:
+        n, i, j = found[o, 0], found[o, 1], found[o, 2]
+        k = 0
+        while k < n:  # the parts of the run on tokens neither side has used yet
+            while k < n and (amark[i + k] or bmark[j + k]):
+                k += 1
+            start = k
+            while k < n and not amark[i + k] and not bmark[j + k]:
+                k += 1
+            if k - start >= m:
+                amark[i + start:i + k] = True
+                bmark[j + start:j + k] = True
+                out[kept, 0], out[kept, 1], out[kept, 2] = i + start, j + start, k - start
+                kept += 1
+    out = out[:kept]
+    return out[np.argsort(out[:, 0], kind="mergesort")]
+
+
+@njit(cache=True, nogil=True)
+def multiset_shared(a, b):
+    """How many tokens two hash sequences share counted with repeats (a merge of the two sorted)."""
+    x, y = np.sort(a), np.sort(b)
+    i = j = count = 0
+    while i < x.shape[0] and j < y.shape[0]:
+        if x[i] == y[j]:
+            count += 1
+            i += 1
+            j += 1
+        elif x[i] < y[j]:
+            i += 1
+        else:
+            j += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def out_of_order(rows):
+    """How many of the tiles (rows in order of i) are not in the longest run of tiles whose positions in b
+    rise as well, weighted by length: the blocks that moved."""
+    n = rows.shape[0]
+    if n == 0:
+        return 0
+    best = np.zeros(n, dtype=np.int64)  # heaviest rising chain ending at each tile
+    for t in range(n):
+        best[t] = rows[t, 2]
+        for u in range(t):
+            if rows[u, 1] < rows[t, 1] and best[u] + rows[t, 2] > best[t]:
+                best[t] = best[u] + rows[t, 2]
+    # Walk the heaviest chain back to count its tiles.
+    t = np.argmax(best)
+    chain = 1
+    while True:
+        prev = -1
+        for u in range(t):
+            if rows[u, 1] < rows[t, 1] and best[u] + rows[t, 2] == best[t]:
+                prev = u
+                break
+        if prev < 0:
+            break
+        t = prev
+        chain += 1
+    return n - chain

@@ -22,14 +22,27 @@ GROUPS = ("date", "number", "cjk", "word", "mark")
 DIGIT, LETTER, IDEOGRAPH, SIGN, NO_SIGN_AFTER, DATE_SEP, NUMBER_SEP, JOINER, PERCENT = (1 << i for i in range(9))
 
 
+# The character sets of the tokens, as regular-expression classes: revision.TOKEN_RE is written with them,
+# and classes() reads the scanner's table from them, so the two cannot drift apart. Full-width forms are in
+# every set: a copy in full-width letters and digits must read as the same tokens, not lose its numbers.
+DIGIT_SET = r"[0-9\u0660-\u0669\u06F0-\u06F9\uFF10-\uFF19]"  # ASCII, Arabic-Indic, Persian, full width
+LETTER_SET = r"[^\W\d_\u3400-\u9FFF\uF900-\uFAFF]"  # a letter that is not a CJK ideograph
+IDEOGRAPH_SET = r"[\u3400-\u9FFF\uF900-\uFAFF]"
+SIGN_SET = r"[+\-−＋－]"
+# -5 is a number, not 1-5 or a-5
+NO_SIGN_AFTER_SET = r"[0-9A-Za-z\u0660-\u0669\u06F0-\u06F9.,\uFF10-\uFF19\uFF21-\uFF3A\uFF41-\uFF5A．]"
+DATE_SEP_SET = r"[-/.－／．]"
+NUMBER_SEP_SET = r"[.,٫٬．]"  # not the full-width comma: Chinese lists 1，2，3 with it
+JOINER_SET = r"[\u200c'’＇]"  # ZWNJ and apostrophes, inside a word
+PERCENT_SET = r"[%‰％]"
+
+
 @cache
 def classes() -> np.ndarray:
-    from screening.engine.revision import _DIGIT, _LETTER
-
     sets = {
-        DIGIT: _DIGIT, LETTER: _LETTER, IDEOGRAPH: r"[\u3400-\u9FFF\uF900-\uFAFF]", SIGN: r"[+\-−]",
-        NO_SIGN_AFTER: r"[0-9A-Za-z\u0660-\u0669\u06F0-\u06F9.,]", DATE_SEP: r"[-/.]", NUMBER_SEP: r"[.,٫٬]",
-        JOINER: r"[\u200c'’]", PERCENT: r"[%‰]",
+        DIGIT: DIGIT_SET, LETTER: LETTER_SET, IDEOGRAPH: IDEOGRAPH_SET, SIGN: SIGN_SET,
+        NO_SIGN_AFTER: NO_SIGN_AFTER_SET, DATE_SEP: DATE_SEP_SET, NUMBER_SEP: NUMBER_SEP_SET,
+        JOINER: JOINER_SET, PERCENT: PERCENT_SET,
     }
     out = np.zeros(BMP, dtype=np.uint16)
     for bit, pattern in sets.items():

@@ -297,8 +297,9 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
             found = evidence.for_near(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
                                       facts[left], facts[right], score, (share, without), shared=shared)
         else:  # below the review threshold: the token diff waits for the pair's first opening
-            found = evidence.for_near_partial(len(bodies[left]), len(bodies[right]), hashes[left], hashes[right],
-                                              facts[left], facts[right], score, (share, without), shared=shared)
+            found = evidence.for_near_partial(texts.prepared(left), texts.prepared(right), hashes[left],
+                                              hashes[right], facts[left], facts[right], score, (share, without),
+                                              shared=shared)
         pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
                               without, found.signals, found.as_dict()))
         if n % 5000 == 0:

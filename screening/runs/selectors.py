@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 
 from dedup_site.prepared import Prepared
-from screening.engine import evidence
+from screening.engine import evidence, overlap, suggest
 from screening.models import CandidatePair, Document, ScreeningRun
 from screening.runs import display
 
@@ -94,6 +94,20 @@ def _share(value) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def _located_rows(e: evidence.Evidence) -> list[tuple[str, str, bool]]:
+    """Where the shared text lies and whether the words are the same in another order (kept since issue 38)."""
+    if not e.shared_where:
+        return []
+    shared = overlap.describe(e.shared_where, tuple(e.shared_edges), e.shared_blocks, e.shared_chars,
+                              e.rest_similarity)
+    marks = [m for m, on in (("reads as boilerplate", e.boilerplate), ("in quotation marks", e.quoted)) if on]
+    rows = [("Shared text", shared + (f" ({', '.join(marks)})" if marks else ""), e.shared_where == "edges")]
+    if (e.token_overlap or 0) >= suggest.SAME_WORDS and e.moved_blocks:
+        rows.append(("The same words in another order",
+                     f"{e.moved_blocks} block{'s' if e.moved_blocks != 1 else ''} moved", True))
+    return rows
+
+
 def evidence_rows(data: dict) -> list[tuple[str, str, bool]]:
     """The pair's evidence as (what, value, worth a look) rows for the pair page; [] for pairs of runs made
     before evidence was kept."""
@@ -108,6 +122,7 @@ def evidence_rows(data: dict) -> list[tuple[str, str, bool]]:
         ("The same once normalised", "yes" if e.same_normalised else "no", False),
         ("Words changed · moved", f"{_share(e.changed_share)} · {_share(e.moved_share)}", False),
         ("Length, shorter ÷ longer", _share(e.length_ratio), False),
+        *_located_rows(e),
         ("Language tags", f"{left_lang} · {right_lang}" + (" — they differ" if e.languages_differ else ""),
          e.languages_differ),
         ("Source", "the same" if e.same_source else "different", False),

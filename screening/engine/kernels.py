@@ -1,0 +1,43 @@
+"""Small compiled helpers the engine's kernels share (numba, no Django imports): an open-addressing table
+of the positions of each value in an array of 64-bit hashes. The shingle kernels (fast) and the token diff
+(tokdiff) both look values up in it; it lives below both so that neither imports the other."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def index(values):
+    """An open-addressing table of the positions of each value: (slot values, first position per slot or -1,
+    next position with the same value or -1). Bisection per lookup cost more than a whole token alignment
+    (tokdiff), and a merge with a large template more than a document's verification."""
+    size = 16
+    while size < 2 * values.shape[0]:
+        size *= 2
+    keys = np.zeros(size, dtype=np.uint64)
+    head = np.full(size, -1, dtype=np.int64)
+    after = np.full(values.shape[0], -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
+        v = values[i]
+        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while head[slot] >= 0 and keys[slot] != v:
+            slot = (slot + 1) & (size - 1)
+        keys[slot] = v
+        after[i] = head[slot]
+        head[slot] = i
+    return keys, head, after
+
+
+@njit(cache=True, nogil=True)
+def first(keys, head, v):
+    """The first position of v in the indexed values, or -1."""
+    size = keys.shape[0]
+    slot = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
+    while head[slot] >= 0:
+        if keys[slot] == v:
+            return head[slot]
+        slot = (slot + 1) & (size - 1)
+    return -1
