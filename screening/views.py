@@ -61,7 +61,7 @@ def upload_create(request):
     file = request.FILES["file"]
     try:
         upload = uploads.upload_create(
-            corpus_name=form.cleaned_data["corpus"], chunks=file.chunks(), size=file.size,
+            corpus_name=form.cleaned_data["corpus"], chunks=file.chunks, size=file.size,
             original_name=file.name, language=form.cleaned_data["language"], user=request.user,
         )
     except uploads.UploadRefused as error:
