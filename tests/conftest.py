@@ -294,3 +294,18 @@ def sources_bucket(s3_env, settings, monkeypatch):
     monkeypatch.setenv("DEDUP_SOURCES_URL", url)  # for the program's other processes
     return buckets.Bucket(name, "sources")
 
+
+@pytest.fixture
+def exports_bucket(s3_env, settings, monkeypatch):
+    """Sheet exports kept in a bucket on the moto server (DEDUP_EXPORTS_URL); `.create()` makes the bucket."""
+    import uuid
+
+    from dedup_site import buckets
+
+    name = f"exports-{uuid.uuid4().hex[:12]}"
+    url = f"s3://{name}/sheets"
+    settings.EXPORTS_URL = url
+    settings.STORAGES = {**settings.STORAGES, "exports": buckets.storage_options(url, 300)}
+    bucket = buckets.Bucket(name, "sheets")
+    bucket.create = lambda: _new_bucket(name)
+    return bucket

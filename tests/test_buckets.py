@@ -6,7 +6,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
+import urllib.error
+import urllib.request
 import zipfile
 
 import boto3
@@ -14,6 +17,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 from django.urls import reverse
 
 from dedup_site import buckets
@@ -176,3 +180,140 @@ def test_a_web_upload_is_stored_in_the_bucket(sources_bucket, admin_client):
     upload = Upload.objects.get()
     assert _object(sources_bucket, _key(sources_bucket, upload.source.sha256)) == data and _local_files() == []
 
+
+def _judged_run(import_records, editor):
+    from review import services
+    from tests.factories import seed_run
+
+    run = seed_run(import_records)
+    pair = run.pairs.order_by("pk").first()
+    services.judgement_record(pair=pair, reviewer=editor, verdict="merge-entry", reason="copy")
+    return run
+
+
+@pytest.mark.django_db
+def test_a_sheet_export_goes_to_the_bucket_and_downloads_through_a_short_lived_link(
+        import_records, editor, exports_bucket, admin_client, tmp_path):
+    from review.sheets import sheet_exports
+
+    exports_bucket.create()
+    run = _judged_run(import_records, editor)
+    out = tmp_path / "sheet.csv"
+    call_command("export_sheet", str(run.pk), "--out", str(out))
+    export = run.sheet_exports.get()
+    assert export.bucket_prefix.startswith(f"sheets/{export.pk}/")
+    assert not sheet_exports.export_dir(export).exists()
+    csv_key = f"{export.bucket_prefix}/run-{run.pk}-sheet-{export.pk}.csv"
+    assert hashlib.sha256(_object(exports_bucket, csv_key)).hexdigest() == export.csv_sha256
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == export.csv_sha256
+    call_command("verify_sheet", str(out))  # the manifest copied beside it checks
+    response = admin_client.get(reverse("review:sheet_download", args=[export.pk, "csv"]))
+    assert response.status_code == 302 and "X-Amz-Expires=300" in response.url and "X-Amz-Signature" in response.url
+    with urllib.request.urlopen(response.url) as answer:  # noqa: S310 - the moto server on loopback
+        assert answer.read() == out.read_bytes()
+        assert f"run-{run.pk}-sheet-{export.pk}.csv" in answer.headers["Content-Disposition"]
+    assert Client().get(reverse("review:sheet_download", args=[export.pk, "csv"])).status_code == 302  # to log in
+    with pytest.raises(urllib.error.HTTPError, match="403"):  # the object itself is not public
+        urllib.request.urlopen(f"{os.environ['AWS_ENDPOINT_URL']}/{exports_bucket.name}/{csv_key}")  # noqa: S310
+
+
+@pytest.mark.django_db
+def test_a_sheet_export_whose_write_fails_is_failed_and_can_be_run_again(import_records, editor, exports_bucket,
+                                                                           tmp_path):
+    from review.sheets import sheet_exports
+
+    run = _judged_run(import_records, editor)  # the bucket does not exist yet: every write fails
+    with pytest.raises(CommandError, match=r"failed \(it can be run again\): .*NoSuchBucket"):
+        call_command("export_sheet", str(run.pk), "--out", str(tmp_path / "sheet.csv"))
+    export = run.sheet_exports.get()
+    assert export.status == "failed" and "NoSuchBucket" in export.error
+    exports_bucket.create()
+    export = sheet_exports.sheet_export_build(export=export)
+    assert export.status == "complete" and export.row_count == 1
+    assert b"".join(sheet_exports.export_chunks(export, "csv")).count(b"\n") == 2
+
+
+class _Flaky:
+    """A fault in front of the moto server: answers the first `failures` requests 503 SlowDown (as S3 does
+    when throttling), then forwards every request as it came."""
+
+    def __init__(self, upstream: str, failures: int):
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        flaky, target = self, urlsplit(upstream)
+        self.failures, self.answered_503 = failures, 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _any(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if flaky.answered_503 < flaky.failures:
+                    flaky.answered_503 += 1
+                    error = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+                    self.send_response(503)
+                    self.send_header("Content-Length", str(len(error)))
+                    self.end_headers()
+                    self.wfile.write(error)
+                    return
+                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                upstream.request(self.command, self.path, body=body, headers=dict(self.headers))
+                answer = upstream.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):
+                        self.send_header(name, value)
+                # A HEAD answer's length is the object's, not that of its (empty) body.
+                self.send_header("Content-Length", answer.getheader("Content-Length") if self.command == "HEAD"
+                                 else str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _any
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.django_db
+def test_transient_errors_are_retried_with_backoff(sources_bucket, monkeypatch, s3_env):
+    from django.core.files.storage import storages
+
+    flaky = _Flaky(s3_env, failures=2)
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", flaky.url)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
+        storages._storages.pop("sources", None)
+        upload = uploads.upload_create(corpus_name="c", chunks=[_jsonl()], size=len(_jsonl()),
+                                       original_name="d.jsonl")
+    finally:
+        flaky.close()
+        monkeypatch.setenv("AWS_ENDPOINT_URL", s3_env)
+    assert flaky.answered_503 == 2
+    assert _object(sources_bucket, _key(sources_bucket, upload.source.sha256)) == _jsonl()
+
+
+@pytest.mark.django_db
+def test_a_source_downloads_through_the_app_checked_and_only_for_admins(sources_bucket, admin_client, editor):
+    data = _jsonl()
+    upload = uploads.upload_create(corpus_name="c", chunks=[data], size=len(data), original_name="d.jsonl")
+    address = reverse("screening:upload_source", args=[upload.pk])
+    response = admin_client.get(address)
+    assert response.status_code == 200 and b"".join(response.streaming_content) == data
+    assert 'filename="d.jsonl"' in response["Content-Disposition"]
+    editor_client = Client()
+    editor_client.force_login(editor)
+    assert editor_client.get(address).status_code == 403
+    _replace(sources_bucket, _key(sources_bucket, upload.source.sha256), b"other\n")
+    refused = admin_client.get(address)
+    assert refused.status_code == 409 and b"changed" in refused.content

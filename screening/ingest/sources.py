@@ -5,7 +5,7 @@ written once, and never changed; a source read from a bucket is checked against 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from django.conf import settings
@@ -63,6 +63,16 @@ def readable(sha256: str, size: int) -> Path | buckets.ObjectSource:
     if bucket is None:
         return storage.path_for(settings.SOURCES_DIR, sha256)
     return bucket.open_checked(_key(bucket, sha256), sha256, size)
+
+
+def chunks(sha256: str, size: int) -> Iterator[bytes]:
+    """The stored source's bytes for a download: from a bucket only once they matched their SHA-256."""
+    found = readable(sha256, size)
+    if isinstance(found, Path):
+        with open(found, "rb") as stream:
+            yield from iter(lambda: stream.read(1 << 20), b"")
+    else:
+        yield from found.chunks()
 
 
 def verify(sha256: str, size: int) -> str | None:
