@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.utils.csp import CSP
 
+from dedup_site import buckets
 from dedup_site.private_files import create_private
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -187,6 +188,13 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+# Sources and sheet exports in a bucket (s3://bucket/prefix) instead of the local folders; see the README.
+SOURCES_URL = env("DEDUP_SOURCES_URL")
+EXPORTS_URL = env("DEDUP_EXPORTS_URL")
+DOWNLOAD_URL_SECONDS = env_int("DEDUP_DOWNLOAD_URL_SECONDS", 300)  # a presigned sheet download lives this long
+for _alias, _url in (("sources", SOURCES_URL), ("exports", EXPORTS_URL)):
+    if _url:
+        STORAGES[_alias] = buckets.storage_options(_url, DOWNLOAD_URL_SECONDS)
 
 # Uploads stream to temporary files, never into memory beyond 2.5 MB.
 FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
@@ -263,5 +271,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("DEDUP_LOG_LEVEL", "INFO")},
-    "loggers": {"axes": {"level": "WARNING"}},
+    "loggers": {"axes": {"level": "WARNING"}, "botocore": {"level": "WARNING"}, "boto3": {"level": "WARNING"},
+                "s3transfer": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
 }

@@ -231,6 +231,9 @@ class SheetExport(BackgroundWork, models.Model):
     manifest = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     job_id = models.CharField(max_length=64, blank=True)
+    # Where a complete export's CSV and manifest are in the exports bucket (the key prefix of the attempt that
+    # completed: objects are written once, so each attempt has its own); empty for the local exports folder.
+    bucket_prefix = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -9,6 +9,7 @@ urlpatterns = [
     path("corpora/<str:name>/", views.corpus_detail, name="corpus_detail"),
     path("uploads/", views.upload_create, name="upload_create"),
     path("uploads/<int:pk>/status/", views.upload_status, name="upload_status"),
+    path("uploads/<int:pk>/source/", views.upload_source, name="upload_source"),
     path("documents/<int:pk>/", views.document_detail, name="document_detail"),
     path("corpora/<str:name>/runs/", views.run_start, name="run_start"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),

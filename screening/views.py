@@ -6,12 +6,13 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dedup_site import background, progress
+from dedup_site import background, buckets, progress
 from dedup_site.http import id_param, safe_next
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
@@ -20,7 +21,7 @@ from screening import charts, evaluation, runs, suggestions
 from screening.engine import metrics, shingle
 from screening.engine.normalize import get_policy
 from screening.forms import LabelsForm, PolicyPreviewForm, RunForm, UploadForm
-from screening.ingest import uploads
+from screening.ingest import sources, uploads
 from screening.models import CandidatePair, Corpus, Document, ExactGroupMember, RunAudit, ScreeningRun, Upload
 
 DOCS_PER_PAGE = 50
@@ -61,7 +62,7 @@ def upload_create(request):
     file = request.FILES["file"]
     try:
         upload = uploads.upload_create(
-            corpus_name=form.cleaned_data["corpus"], chunks=file.chunks(), size=file.size,
+            corpus_name=form.cleaned_data["corpus"], chunks=file.chunks, size=file.size,
             original_name=file.name, language=form.cleaned_data["language"], user=request.user,
         )
     except uploads.UploadRefused as error:
@@ -82,6 +83,28 @@ def upload_status(request, pk):
     upload = get_object_or_404(Upload, pk=pk)
     return JsonResponse(background.status(upload, "upload", document_count=upload.document_count,
                                           problem_count=upload.problem_count))
+
+
+@require_GET
+@permission_required(UPLOAD)
+def upload_source(request, pk):
+    """The stored source of an upload, streamed through the app (a bucket is never public); from a bucket, its
+    bytes are checked against their SHA-256 before the first one is sent."""
+    upload = get_object_or_404(Upload.objects.select_related("source"), pk=pk)
+    stream = sources.chunks(upload.source.sha256, upload.source.size)
+    try:
+        first = next(stream, b"")  # a missing or changed source fails here, before the response starts
+    except buckets.BucketError as error:
+        return HttpResponse(f"{upload.original_name}: {error}", status=409, content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(_then(first, stream), content_type="application/octet-stream")
+    response["Content-Disposition"] = content_disposition_header(True, upload.original_name)
+    response["Content-Length"] = str(upload.source.size)
+    return response
+
+
+def _then(first: bytes, rest):
+    yield first
+    yield from rest
 
 
 @require_GET

@@ -45,3 +45,15 @@ _.raise_request_exception
 _.compress_type
 _.last_login
 no_chmod
+
+# The bucket tests' HTTP proxy (http.server calls do_<METHOD> and log_message) and the file object boto3
+# reads a multipart part through (io's protocol).
+do_GET
+do_PUT
+do_POST
+do_HEAD
+do_DELETE
+log_message
+seekable
+tell
+readinto

@@ -230,3 +230,82 @@ def reviewed(import_records, editor, editor2, arbiter):
     services.arbitration_record(pair=CandidatePair.objects.get(pk=ab.pk), arbiter=arbiter, verdict="merge-entry",
                                 reason="formatting only, see \"notes\",\nline two", retained="left")
     return run
+
+
+@pytest.fixture(scope="session")
+def moto_server():
+    """A real S3 API: moto in server mode (`python -m moto.server`) on a free port, for the whole session."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).close()  # noqa: S310 - loopback only
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError("moto_server did not start") from None
+            time.sleep(0.1)
+    yield endpoint
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture
+def s3_env(moto_server, monkeypatch):
+    """The AWS SDK's own variables pointing at the moto server (also seen by processes the test starts)."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test-key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")  # the standard retry mode's backoff, kept short
+    return moto_server
+
+
+def _new_bucket(name: str):
+    import boto3
+
+    boto3.client("s3").create_bucket(Bucket=name)
+
+
+@pytest.fixture
+def sources_bucket(s3_env, settings, monkeypatch):
+    """Sources kept in a bucket of their own on the moto server (DEDUP_SOURCES_URL=s3://bucket/sources)."""
+    import uuid
+
+    from dedup_site import buckets
+
+    name = f"sources-{uuid.uuid4().hex[:12]}"
+    _new_bucket(name)
+    url = f"s3://{name}/sources"
+    settings.SOURCES_URL = url
+    settings.STORAGES = {**settings.STORAGES, "sources": buckets.storage_options(url, 300)}
+    monkeypatch.setenv("DEDUP_SOURCES_URL", url)  # for the program's other processes
+    return buckets.Bucket(name, "sources")
+
+
+@pytest.fixture
+def exports_bucket(s3_env, settings, monkeypatch):
+    """Sheet exports kept in a bucket on the moto server (DEDUP_EXPORTS_URL); `.create()` makes the bucket."""
+    import uuid
+
+    from dedup_site import buckets
+
+    name = f"exports-{uuid.uuid4().hex[:12]}"
+    url = f"s3://{name}/sheets"
+    settings.EXPORTS_URL = url
+    settings.STORAGES = {**settings.STORAGES, "exports": buckets.storage_options(url, 300)}
+    bucket = buckets.Bucket(name, "sheets")
+    bucket.create = lambda: _new_bucket(name)
+    return bucket

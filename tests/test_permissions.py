@@ -27,6 +27,7 @@ TABLE = {
     "screening:corpus_detail": ("GET", ANYONE_LOGGED_IN),
     "screening:upload_create": ("POST", {"admin"}),
     "screening:upload_status": ("GET", ANYONE_LOGGED_IN),
+    "screening:upload_source": ("GET", {"admin"}),
     "screening:document_detail": ("GET", ANYONE_LOGGED_IN),
     "screening:run_start": ("POST", {"admin"}),
     "screening:run_detail": ("GET", ANYONE_LOGGED_IN),
@@ -101,7 +102,8 @@ def world(import_records, admin_user, editor, arbiter):
         clients[role] = Client()
         clients[role].force_login(user)
     args = {
-        "corpus_detail": ["zh"], "upload_status": [doc.upload_id], "document_detail": [doc.pk],
+        "corpus_detail": ["zh"], "upload_status": [doc.upload_id], "upload_source": [doc.upload_id],
+        "document_detail": [doc.pk],
         "run_start": ["zh"], "run_detail": [run.pk], "run_status": [run.pk], "run_retry": [run.pk],
         "exact_groups": [run.pk], "pair_detail": [pair.pk], "labels": ["zh"], "compare": ["zh"],
         "evaluation": [run.pk], "labels_from_verdicts": [run.pk], "pair": [pair.pk], "judge": [pair.pk],

@@ -61,3 +61,14 @@ def test_verify_sources_catches_a_vanished_file(capsys):
     with pytest.raises(CommandError):
         call_command("verify_sources")
     assert "(g.txt): missing" in capsys.readouterr().err
+
+
+@pytest.mark.django_db
+def test_an_admin_downloads_a_stored_source_from_the_folder(admin_client):
+    from django.urls import reverse
+
+    data = "سلام\n".encode()
+    upload = _store(data, "سلام.txt")
+    response = admin_client.get(reverse("screening:upload_source", args=[upload.pk]))
+    assert response.status_code == 200 and b"".join(response.streaming_content) == data
+    assert "filename*=utf-8''" in response["Content-Disposition"]

@@ -8,7 +8,8 @@ import bisect
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+import secrets
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -17,7 +18,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from dedup_site import background
+from dedup_site import background, buckets, object_storage
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.selectors import SETTLED
 from review.services import ReviewRefused
@@ -162,10 +163,42 @@ def export_dir(export: SheetExport) -> Path:
     return settings.DATA_DIR / "exports" / str(export.pk)
 
 
+def export_names(export: SheetExport) -> tuple[str, str]:
+    return f"run-{export.run_id}-sheet-{export.pk}.csv", f"run-{export.run_id}-sheet-{export.pk}.manifest.json"
+
+
 def export_paths(export: SheetExport) -> tuple[Path, Path]:
+    """The CSV and manifest in the local exports folder (exports kept in a bucket: `export_object`)."""
     directory = export_dir(export)
-    return directory / f"run-{export.run_id}-sheet-{export.pk}.csv", directory / \
-        f"run-{export.run_id}-sheet-{export.pk}.manifest.json"
+    csv_name, manifest_name = export_names(export)
+    return directory / csv_name, directory / manifest_name
+
+
+def export_object(export: SheetExport, part: str) -> tuple[buckets.Bucket, str] | None:
+    """The bucket and key of a complete export's "csv" or "manifest", or None when it is a local file."""
+    if not export.bucket_prefix:
+        return None
+    bucket = object_storage.bucket(object_storage.EXPORTS)
+    if bucket is None:
+        raise buckets.BucketError(f"export {export.pk} is in a bucket ({export.bucket_prefix}), but "
+                                  f"DEDUP_EXPORTS_URL is not set here")
+    csv_name, manifest_name = export_names(export)
+    return bucket, f"{export.bucket_prefix}/{csv_name if part == 'csv' else manifest_name}"
+
+
+def export_chunks(export: SheetExport, part: str) -> Iterator[bytes]:
+    """A complete export's CSV or manifest, read in chunks from wherever it is kept."""
+    found = export_object(export, part)
+    if found is None:
+        csv_path, manifest_path = export_paths(export)
+        with open(csv_path if part == "csv" else manifest_path, "rb") as stream:
+            yield from iter(lambda: stream.read(1 << 20), b"")
+        return
+    bucket, key = found
+    head = bucket.head(key)
+    if head is None:
+        raise buckets.ObjectMissing(f"{bucket.where(key)}: missing")
+    yield from buckets.ObjectSource(bucket.name, key, head["ETag"], head["ContentLength"]).chunks()
 
 
 def sheet_export_create(*, run: ScreeningRun, user=None, selection: Selection | None = None) -> SheetExport:
@@ -186,39 +219,76 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
     if export.status == SheetExport.Status.COMPLETE:
         return export
     SheetExport.objects.filter(pk=export.pk).update(status=SheetExport.Status.RUNNING, error="")
-    csv_path, manifest_path = export_paths(export)
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    for path in (csv_path, manifest_path):
-        if path.exists():  # left by an attempt that died before completing
-            path.chmod(0o600)
-            path.unlink()
-    digest, rows = hashlib.sha256(), -1
-    with open(csv_path, "wb") as out:
-        for line in signing.csv_lines(export.pk, sheet_records(export.run, Selection.from_dict(export.selection),
-                                                             on_progress)):
-            digest.update(line)
-            out.write(line)
-            rows += 1
-        out.flush()
-        os.fsync(out.fileno())
+    files = _ExportFiles(export)
+    tally = _Tally(signing.csv_lines(export.pk, sheet_records(export.run, Selection.from_dict(export.selection),
+                                                              on_progress)))
+    files.write("csv", tally)
+    digest, rows = tally.digest, tally.lines - 1
     previous = (SheetExport.objects.filter(run=export.run, status=SheetExport.Status.COMPLETE, pk__lt=export.pk)
                 .order_by("-pk").first())
     manifest = signing.sign({
         "format": signing.FORMAT, "export_id": export.pk, "run": export.run_id, "corpus": export.run.corpus.name,
         "exported_by": export.exported_by.get_username() if export.exported_by else "command line",
         "exported_at": iso(timezone.now()), "row_count": rows, "csv_sha256": digest.hexdigest(),
-        "csv_file": csv_path.name, "selection": export.selection,
+        "csv_file": export_names(export)[0], "selection": export.selection,
         "previous_export": previous.pk if previous else None,
         "previous_manifest_sha256": signing.manifest_sha256(previous.manifest) if previous else None,
         "meaning": signing.MEANING,
     }, site_key())
-    manifest_path.write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    for path in (csv_path, manifest_path):
-        path.chmod(0o444)
+    files.write("manifest", [(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n").encode("utf-8")])
+    files.seal()
     SheetExport.objects.filter(pk=export.pk).update(status=SheetExport.Status.COMPLETE, finished_at=timezone.now(),
-                                                     row_count=rows, csv_sha256=digest.hexdigest(), manifest=manifest)
+                                                     row_count=rows, csv_sha256=digest.hexdigest(), manifest=manifest,
+                                                     bucket_prefix=files.prefix)
     export.refresh_from_db()
     return export
+
+
+class _Tally:
+    """The CSV's lines as they go by, hashed and counted."""
+
+    def __init__(self, lines: Iterable[bytes]):
+        self.source, self.digest, self.lines = lines, hashlib.sha256(), 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self.source:
+            self.digest.update(line)
+            self.lines += 1
+            yield line
+
+
+class _ExportFiles:
+    """Where one attempt writes its CSV and manifest: read-only files in the local exports folder, or objects
+    written once under a key prefix of its own in the exports bucket (an attempt that died leaves its
+    objects behind, never in the way: the prefix is recorded only when the export completes)."""
+
+    def __init__(self, export: SheetExport):
+        self.export, self.bucket = export, object_storage.bucket(object_storage.EXPORTS)
+        self.prefix = "" if self.bucket is None else self.bucket.key(f"{export.pk}/{secrets.token_hex(8)}")
+        if self.bucket is None:
+            for path in export_paths(export):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if path.exists():  # left by an attempt that died before completing
+                    path.chmod(0o600)
+                    path.unlink()
+
+    def write(self, part: str, chunks: Iterable[bytes]) -> None:
+        csv_name, manifest_name = export_names(self.export)
+        name = csv_name if part == "csv" else manifest_name
+        if self.bucket is not None:
+            content_type = "text/csv; charset=utf-8" if part == "csv" else "application/json"
+            self.bucket.put_once(f"{self.prefix}/{name}", chunks, content_type=content_type)
+            return
+        with open(export_dir(self.export) / name, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+
+    def seal(self) -> None:
+        if self.bucket is None:
+            for path in export_paths(self.export):
+                path.chmod(0o444)
 
 
 def sheet_export_fail(*, export_id: int, error: str) -> None:

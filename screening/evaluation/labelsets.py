@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 
 from screening.engine import labelcsv
-from screening.ingest import storage
+from screening.ingest import sources
 from screening.models import Corpus, Document, Label, LabelSet, ScreeningRun, SourceFile
 
 
@@ -38,7 +37,7 @@ def labelset_import(*, corpus: Corpus, data: bytes, original_name: str, name: st
                 problems.append(f"{original_name} line {r.line}: unknown doc_id {doc_id!r} in corpus {corpus.name}")
     if problems:
         raise LabelsRejected(problems)
-    sha, size, _ = storage.store_chunks(settings.SOURCES_DIR, [data])
+    sha, size = sources.store([data])
     source, _ = SourceFile.objects.get_or_create(sha256=sha, defaults={"size": size})
     with transaction.atomic():
         label_set = LabelSet.objects.create(

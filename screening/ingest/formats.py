@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 FIELDS = ("doc_id", "source_id", "version", "language", "title", "body", "collected_at")
 _FIELD_SET = frozenset(FIELDS)
@@ -390,9 +390,26 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, place: str, limits:
     return data
 
 
-def _read_zip(path: Path, name: str, report: Report, default_language: str, limits: Limits) -> Iterator[Record]:
+class Stored(Protocol):
+    """A stored upload that is not a local file (an object in a bucket): its size and a seekable stream."""
+
+    size: int
+
+    def open(self) -> BinaryIO: ...
+
+
+def _size(path: Path | Stored) -> int:
+    return path.stat().st_size if isinstance(path, Path) else path.size
+
+
+def _open(path: Path | Stored) -> BinaryIO:
+    return open(path, "rb") if isinstance(path, Path) else path.open()  # noqa: SIM115 - the caller closes it
+
+
+def _read_zip(path: Path | Stored, name: str, report: Report, default_language: str,
+              limits: Limits) -> Iterator[Record]:
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(path if isinstance(path, Path) else path.open())
     except (zipfile.BadZipFile, OSError) as error:
         report.problem(name, "", f"is not a readable ZIP archive ({error})")
         return
@@ -456,11 +473,11 @@ def _read_manifest(zf, info, place, limits, report, expanded) -> dict[str, dict]
     return rows
 
 
-def read_records(path: Path, filename: str, report: Report, *, default_language: str = "",
+def read_records(path: Path | Stored, filename: str, report: Report, *, default_language: str = "",
                  limits: Limits) -> Iterator[Record]:
     """Yield the valid records of the upload stored at `path` (original name `filename`)."""
     fmt = detect_format(filename)
-    size = path.stat().st_size
+    size = _size(path)
     if size > limits.upload_bytes:
         report.problem(filename, "", f"is {size:,} bytes; the upload limit is {limits.upload_bytes:,}")
         return
@@ -475,11 +492,13 @@ def read_records(path: Path, filename: str, report: Report, *, default_language:
                 report.problem(filename, "", f"is larger than the {limits.member_bytes:,}-byte document limit")
                 return
             stem = Path(filename).stem
-            yield from _read_txt(path.read_bytes(), filename, report, {"doc_id": stem, "language": default_language})
+            with _open(path) as stream:
+                data = stream.read()
+            yield from _read_txt(data, filename, report, {"doc_id": stem, "language": default_language})
         else:
             reader = _read_jsonl if fmt == "jsonl" else _read_csv
             report.total = size
-            with open(path, "rb") as stream:
+            with _open(path) as stream:
                 yield from reader(stream, filename, report, default_language)
     except Fatal:
         return

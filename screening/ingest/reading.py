@@ -38,7 +38,7 @@ class Chunk:
     count: int  # records read so far
 
 
-def parse(path: Path, name: str, language: str, limits: formats.Limits) -> Iterator[Chunk]:
+def parse(path: Path | formats.Stored, name: str, language: str, limits: formats.Limits) -> Iterator[Chunk]:
     """The upload's rows in chunks: records read and checked, doubled doc_ids within it refused."""
     report = formats.Report()
     seen: dict[str, str] = {}  # doc_id -> place
@@ -64,18 +64,21 @@ def parse(path: Path, name: str, language: str, limits: formats.Limits) -> Itera
     yield chunk()
 
 
-def _parse_in_child(path: Path, name: str, language: str, limits: formats.Limits, pipe) -> None:
+def _parse_in_child(path: Path | formats.Stored, name: str, language: str, limits: formats.Limits, pipe) -> None:
     try:
         for found in parse(path, name, language, limits):
             pipe.send(found)
         pipe.send(None)
     except BaseException as error:  # whatever it was, the parent fails the upload with it
-        pipe.send(RuntimeError(f"reading the upload failed: {error!r}"))
+        # A bucket's fault (the object changed, out of reach) goes as it is: the parent says which object.
+        crosses = getattr(error, "crosses_processes", False)
+        pipe.send(error if crosses else RuntimeError(f"reading the upload failed: {error!r}"))
     finally:
         pipe.close()
 
 
-def chunks(path: Path, name: str, language: str, limits: formats.Limits, parallel: bool) -> Iterator[Chunk]:
+def chunks(path: Path | formats.Stored, name: str, language: str, limits: formats.Limits,
+           parallel: bool) -> Iterator[Chunk]:
     """parse(), with `parallel` in a second process: reading and checking records costs as much as storing
     them, so the two overlap. The pipe holds a chunk or two, so the reader never runs far ahead.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,8 +11,8 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from dedup_site import background
-from screening.ingest import formats, reading, storage
+from dedup_site import background, buckets
+from screening.ingest import formats, reading, sources
 from screening.models import Corpus, Document, SourceFile, Upload
 
 CORPUS_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -21,7 +21,8 @@ MAX_STORED_PROBLEMS = 1000
 
 
 class UploadRefused(Exception):
-    """The upload was refused before anything was stored (bad corpus name, too large, wrong type)."""
+    """The upload was refused before anything was stored (bad corpus name, too large, wrong type), or its
+    bytes could not be stored (the bucket unreachable): nothing is recorded or imported."""
 
 
 def limits() -> formats.Limits:
@@ -37,9 +38,10 @@ def corpus_get_or_create(*, name: str, user=None) -> Corpus:
     return corpus
 
 
-def upload_create(*, corpus_name: str, chunks: Iterable[bytes], size: int, original_name: str,
+def upload_create(*, corpus_name: str, chunks: sources.Chunks, size: int, original_name: str,
                   language: str = "", user=None) -> Upload:
-    """Store the file (read-only, by SHA-256) and record a queued upload. Nothing is parsed yet."""
+    """Store the file (read-only, by SHA-256) and record a queued upload. Nothing is parsed yet. `chunks` is
+    a list or a function returning the file's chunks anew (a bucket's store reads them twice)."""
     original_name = Path(original_name or "").name
     if formats.detect_format(original_name) is None:
         raise UploadRefused(
@@ -52,16 +54,22 @@ def upload_create(*, corpus_name: str, chunks: Iterable[bytes], size: int, origi
     if language and not formats.LANGUAGE_RE.fullmatch(language):
         raise UploadRefused(f"language {language!r} is not a lowercase language tag such as fa, en, zh-hant")
     corpus = corpus_get_or_create(name=corpus_name, user=user)
-    sha, stored_size, _ = storage.store_chunks(settings.SOURCES_DIR, chunks)
+    try:
+        sha, stored_size = sources.store(chunks)
+    except buckets.BucketError as error:
+        raise UploadRefused(f"{original_name} could not be stored, so nothing was imported: {error}") from error
     source, _ = SourceFile.objects.get_or_create(sha256=sha, defaults={"size": stored_size})
     return Upload.objects.create(corpus=corpus, source=source, original_name=original_name,
                                  language=language, uploaded_by=user)
 
 
 def upload_create_from_path(*, corpus_name: str, path: Path, language: str = "", user=None) -> Upload:
-    with open(path, "rb") as stream:
-        return upload_create(corpus_name=corpus_name, chunks=iter(lambda: stream.read(1 << 20), b""),
-                             size=path.stat().st_size, original_name=path.name, language=language, user=user)
+    def chunks():
+        with open(path, "rb") as stream:
+            yield from iter(lambda: stream.read(1 << 20), b"")
+
+    return upload_create(corpus_name=corpus_name, chunks=chunks, size=path.stat().st_size,
+                         original_name=path.name, language=language, user=user)
 
 
 class _Rejected(Exception):
@@ -118,13 +126,13 @@ def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | Non
     if upload.status not in (Upload.Status.QUEUED, Upload.Status.FAILED):
         return upload  # already processed: a retried job must not import twice
     Upload.objects.filter(pk=upload.pk).update(status=Upload.Status.RUNNING, error="")
-    path = storage.path_for(settings.SOURCES_DIR, upload.source.sha256)
     report = formats.Report()
     store = _Store(upload=upload, report=report)
     count = 0
     try:
+        path = sources.readable(upload.source.sha256, upload.source.size)
         with transaction.atomic():
-            parallel = path.stat().st_size >= settings.DEDUP_IMPORT_PARALLEL_BYTES
+            parallel = upload.source.size >= settings.DEDUP_IMPORT_PARALLEL_BYTES
             for found in reading.chunks(path, upload.original_name, upload.language, limits(), parallel):
                 report.problems += found.problems
                 report.notices += found.notices
@@ -140,6 +148,10 @@ def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | Non
     except IntegrityError as error:
         # Another upload to the same corpus took one of these doc_ids meanwhile.
         report.problem(upload.original_name, "doc_id", f"a doc_id is already in the corpus ({error})")
+    except buckets.BucketError as error:  # the source missing, changed or out of reach: not the file's fault
+        _finish(upload, Upload.Status.FAILED, error=f"upload {upload.pk} ({upload.original_name}): {error}")
+        upload.refresh_from_db()
+        return upload
     if report.problems:
         _finish(upload, Upload.Status.REJECTED, problems=report.problems, notices=report.notices)
     else:
@@ -179,7 +191,7 @@ def sources_verify() -> list[tuple[SourceFile, str]]:
     """Every stored source whose bytes, presence or read-only mode changed, with what changed."""
     bad = []
     for source in SourceFile.objects.order_by("pk").iterator():
-        problem = storage.verify(settings.SOURCES_DIR, source.sha256, source.size)
+        problem = sources.verify(source.sha256, source.size)
         if problem:
             bad.append((source, problem))
     return bad

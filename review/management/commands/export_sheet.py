@@ -1,9 +1,9 @@
-import shutil
 from datetime import date
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from dedup_site import buckets
 from review.services import ReviewRefused
 from review.sheets import sheet_exports
 from screening.models import ScreeningRun
@@ -31,11 +31,16 @@ class Command(BaseCommand):
             export = sheet_exports.sheet_export_create(run=run, selection=selection)
         except ReviewRefused as error:
             raise CommandError(str(error)) from error
-        export = sheet_exports.sheet_export_build(export=export)
-        csv_path, manifest_path = sheet_exports.export_paths(export)
+        try:
+            export = sheet_exports.sheet_export_build(export=export)
+        except buckets.BucketError as error:
+            sheet_exports.sheet_export_fail(export_id=export.pk, error=str(error))
+            raise CommandError(f"export {export.pk} failed (it can be run again): {error}") from error
         out: Path = options["out"]
         manifest_out = out.with_name(out.stem + ".manifest.json")
-        shutil.copyfile(csv_path, out)
-        shutil.copyfile(manifest_path, manifest_out)
+        for part, target in (("csv", out), ("manifest", manifest_out)):
+            with open(target, "wb") as stream:
+                for chunk in sheet_exports.export_chunks(export, part):
+                    stream.write(chunk)
         self.stdout.write(f"export {export.pk}: {export.row_count} rows to {out} (SHA-256 {export.csv_sha256}), "
                           f"signed manifest {manifest_out}")

@@ -31,6 +31,8 @@ class Command(BaseCommand):
         bar.close()
         for notice in upload.notices:
             self.stdout.write(f"note: {notice}")
+        if upload.status == upload.Status.FAILED:
+            raise CommandError(f"{upload.error}; no document was added")
         if upload.status != upload.Status.COMPLETE:
             # One line per rule broken, with its count and the first places (not 3,000 copies of one line).
             for group in upload.problem_groups:
