@@ -778,3 +778,18 @@ def cluster_view(run: ScreeningRun, number: int, user, limit: int = 200) -> Clus
         members.append(member)
     rows = _rows_for_listing([pk for pk, *_ in pairs], user, sees_all(user), run)
     return ClusterView(run, number, members, pivot, rows, too_large=len(ids) > limit)
+
+
+# --- decisions, for the next step of a pipeline ---------------------------------------------------------------
+
+DECISION_COLUMNS = ("pair", "left_doc_id", "right_doc_id", "pass_name", "jaccard", "cluster", "status",
+                    "final_verdict", "flag")
+
+
+def decisions(run: ScreeningRun, *, after: int = 0, limit: int | None = None) -> list[tuple]:
+    """Every pair of the run with its review status and current final verdict (DECISION_COLUMNS), by pair id
+    after `after`: what a pipeline takes once the editors are done. Not blind: for those who see all."""
+    rows = (CandidatePair.objects.filter(run=run, pk__gt=after).order_by("pk")
+            .values_list("pk", "left__doc_id", "right__doc_id", "pass_name", "jaccard", "cluster", "status",
+                         "final_verdict", "flag"))
+    return list(rows[:limit] if limit is not None else rows.iterator(chunk_size=5000))
