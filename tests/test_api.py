@@ -417,3 +417,20 @@ def test_the_whole_flow_over_http_with_tokens(live_server, run_worker, admin_use
     (tmp_path / "sheet.manifest.json").write_bytes(json.dumps(admin.call("GET", sheet["manifest"])[1]).encode())
     call_command("verify_sheet", str(tmp_path / "sheet.csv"), "--manifest", str(tmp_path / "sheet.manifest.json"))
     assert "VALID" in capsys.readouterr().out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_readmes_python_example_runs_against_a_live_server(live_server, worker_process, admin_user, capsys,
+                                                               monkeypatch):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    code = readme[readme.index("**The same in Python**"):].split("```python\n", 1)[1].split("```", 1)[0]
+    code = code.replace('H, T = "http://127.0.0.1:8000/api/v1", "dr_…"',
+                        f'H, T = "{live_server.url}{API}", "{token_for(admin_user)}"')
+    worker_process()
+    monkeypatch.chdir(root)
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+    lines = capsys.readouterr().out.split()
+    assert lines and all(line.count(",") == 3 for line in lines)
