@@ -12,7 +12,8 @@ from dedup_site.links import link
 # reverse() calls on every page.
 NAV = {"corpora": "screening:corpus_list", "review": "review:queue", "arbitration": "review:arbitration_queue",
        "sign": "review:sign", "users": "users:list", "admin": "admin:index", "logout": "logout",
-       "password": "password_change", "review_next": "review:next", "review_undo": "review:undo"}
+       "password": "password_change", "tokens": "api_tokens", "review_next": "review:next",
+       "review_undo": "review:undo"}
 
 
 @cache

@@ -46,3 +46,36 @@ class LanguagePreference(models.Model):
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     language = models.CharField(max_length=16)
+
+
+class ApiToken(models.Model):
+    """A personal token for the REST API (`Authorization: Bearer <token>`), acting with its user's role. The
+    token is `<key>.<secret>`: `key` finds the row, and only the SHA-256 of the whole token is kept, compared
+    in constant time (dedup_site.tokens). Revoked tokens stay, so the list shows what existed and when."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=100)
+    key = models.CharField(max_length=16, unique=True)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class IdempotentResponse(models.Model):
+    """The first answer to a creating API call made with an `Idempotency-Key`: the same key and body again get
+    it back and create nothing; the same key with another body is a conflict (dedup_site.api)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    request_sha256 = models.CharField(max_length=64)
+    status = models.PositiveSmallIntegerField()
+    body = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="unique_idempotency_key_per_user")]

@@ -69,6 +69,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_rq",
     "axes",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our own static files, nothing from a CDN
     "screening",
     "review",
     "dedup_site",  # last: its post_migrate hook needs every app's permissions
@@ -165,6 +168,43 @@ DEDUP_LEASE_SECONDS = env_int("DEDUP_LEASE_SECONDS", 600)
 DEDUP_MAX_LEASES = env_int("DEDUP_MAX_LEASES", 20)
 # How long a confirmation code for replacing a password someone else chose stays good.
 DEDUP_PASSWORD_CODE_HOURS = env_int("DEDUP_PASSWORD_CODE_HOURS", 24)
+
+# The REST API (/api/v1/): personal tokens are good this many days unless their creator says otherwise (0: no
+# expiry); each token may make DEDUP_API_RATE requests ("N/second", "N/minute"; empty: no limit).
+DEDUP_API_TOKEN_DAYS = env_int("DEDUP_API_TOKEN_DAYS", 90)
+DEDUP_API_RATE = env("DEDUP_API_RATE", "100/second")
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["dedup_site.api_auth.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": ["dedup_site.api_auth.TokenRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.MultiPartParser",
+                               "rest_framework.parsers.FormParser"],
+    "DEFAULT_SCHEMA_CLASS": "dedup_site.api.Schema",
+    "EXCEPTION_HANDLER": "dedup_site.api.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "dedup-review API",
+    "DESCRIPTION": "Upload corpora, run screening, review pairs and take the decisions and signed sheets, with "
+                   "the roles and rules of the web pages. Authorization: Bearer <token>.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],  # a token, or a session for the docs
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "VerdictEnum": "review.api.serializers.VERDICTS",
+        "FinalVerdictEnum": "review.api.serializers.FINAL",
+        "ReviewStatusEnum": "review.api.serializers.STATUS_CHOICES",
+        "DecisionStatusEnum": "review.selectors.STATUSES",
+        "JobStatusEnum": "review.api.serializers.JOB_STATUSES",
+        "UploadStatusEnum": "review.api.serializers.UPLOAD_STATUSES",
+    },
+}
 
 AXES_FAILURE_LIMIT = env_int("DEDUP_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("DEDUP_LOGIN_COOLOFF_MINUTES", 15))

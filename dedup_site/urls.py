@@ -11,8 +11,11 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", users.password_change, name="password_change"),
+    path("accounts/tokens/", users.api_tokens, name="api_tokens"),
+    path("accounts/tokens/<int:pk>/revoke/", users.api_token_revoke, name="api_token_revoke"),
     path("admin/", admin.site.urls),
     path("users/", include("dedup_site.users")),
     path("review/", include("review.urls")),
+    path("api/v1/", include("review.api.urls")),
     path("", include("screening.urls")),
 ]

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dedup_site import accounts
+from dedup_site import accounts, tokens
 from dedup_site.messages import form_errors
 from dedup_site.roles import permission_required
 
@@ -144,6 +144,37 @@ def password_change(request):
             messages.success(request, "Your password is changed: it is your own.")
             return redirect("password_change")
     return render(request, "users/password.html", {"form": form, "chosen": accounts.chosen_by_other(request.user)})
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="what will use it, e.g. nightly-dedup")
+    days = forms.IntegerField(min_value=0, max_value=tokens.MAX_DAYS, initial=settings.DEDUP_API_TOKEN_DAYS,
+                              label="Good for (days)", help_text="0: no expiry")
+
+
+@require_http_methods(["GET", "POST"])
+def api_tokens(request):
+    """Anyone logged in makes personal tokens for the REST API (each shown once) and revokes them."""
+    form = TokenForm(request.POST or None)
+    shown = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            token, shown = tokens.token_create(user=request.user, **form.cleaned_data)
+        except tokens.TokenRefused as error:
+            messages.error(request, f"Not created: {error}")
+        else:
+            messages.success(request, f"Token {token.name} created. Copy it now: it is not shown again.")
+            form = TokenForm()
+    return render(request, "users/tokens.html", {"form": form, "shown": shown,
+                                                 "tokens": tokens.tokens_of(request.user)})
+
+
+@require_POST
+def api_token_revoke(request, pk):
+    token = get_object_or_404(tokens.tokens_of(request.user), pk=pk)
+    tokens.token_revoke(actor=request.user, token=token)
+    messages.success(request, f"Token {token.name} revoked.")
+    return redirect("api_tokens")
 
 
 app_name = "users"

@@ -16,7 +16,7 @@ from dedup_site import background, buckets, progress
 from dedup_site.http import id_param, safe_next
 from dedup_site.messages import form_errors
 from dedup_site.queues import QueueUnavailable
-from dedup_site.roles import START_RUN, UPLOAD, permission_required, sees_all_verdicts
+from dedup_site.roles import START_RUN, UPLOAD, permission_required
 from screening import charts, evaluation, runs, suggestions
 from screening.engine import metrics, shingle
 from screening.engine.normalize import get_policy
@@ -211,13 +211,6 @@ def exact_groups(request, pk):
     return render(request, "screening/exact_groups.html", {"run": run, "page": page})
 
 
-def _label_sets(corpus: Corpus, user):
-    """The corpus's label sets this user may see: label sets made from reviewers' settled verdicts are
-    verdicts, which an editor sees only on pairs they judged (blind review), so editors see uploaded ones."""
-    label_sets = corpus.label_sets.all()
-    return label_sets if sees_all_verdicts(user) else label_sets.filter(from_run__isnull=True)
-
-
 @require_http_methods(["GET", "POST"])
 def labels(request, name):
     corpus = get_object_or_404(Corpus, name=name)
@@ -239,7 +232,7 @@ def labels(request, name):
                 return redirect("screening:labels", name=corpus.name)
     return render(request, "screening/labels.html", {
         "corpus": corpus, "form": form, "problems": problems,
-        "label_sets": _label_sets(corpus, request.user).select_related("uploaded_by", "from_run"),
+        "label_sets": evaluation.label_sets_visible(corpus, request.user).select_related("uploaded_by", "from_run"),
     })
 
 
@@ -287,7 +280,7 @@ def _labelled_rows(request, report) -> dict:
 @require_GET
 def evaluation_page(request, pk):
     run = get_object_or_404(ScreeningRun.objects.complete().select_related("corpus"), pk=pk)
-    label_sets = _label_sets(run.corpus, request.user)
+    label_sets = evaluation.label_sets_visible(run.corpus, request.user)
     chosen = label_sets.filter(pk=id_param(request, "labels") or 0).first() or label_sets.first()
     thresholds = _thresholds(request)
     split = request.GET.get("split", "") if request.GET.get("split") in ("tuning", "acceptance") else ""
@@ -373,7 +366,7 @@ def charts_bins(pairs, bins: int = 20) -> tuple[list[int], list[int]]:
 @require_GET
 def compare(request, name):
     corpus = get_object_or_404(Corpus, name=name)
-    label_sets = _label_sets(corpus, request.user)
+    label_sets = evaluation.label_sets_visible(corpus, request.user)
     chosen = label_sets.filter(pk=id_param(request, "labels") or 0).first() or label_sets.first()
     thresholds = _thresholds(request)
     rows = evaluation.compare_runs(corpus=corpus, label_set=chosen, thresholds=thresholds) if chosen else []

@@ -57,3 +57,26 @@ log_message
 seekable
 tell
 readinto
+
+# The REST API: classes, methods and attributes Django REST framework and drf-spectacular look up by name
+# (settings' DEFAULT_* classes, a serializer's declared fields, an exception's defaults, a renderer's media).
+BearerScheme
+target_class
+get_security_definition
+Schema
+get_operation_id
+has_permission
+default_detail
+default_code
+authenticate
+authenticate_header
+TokenRateThrottle
+_.duration
+_.num_requests
+get_cache_key
+detail
+lease_expires
+left_doc_id
+right_doc_id
+charset
+media_type

@@ -72,6 +72,32 @@ TABLE = {
     "users:active": ("POST", {"admin"}),
     "users:password": ("POST", {"admin"}),
     "users:code": ("POST", {"admin"}),
+    "api_tokens": ("GET", ANYONE_LOGGED_IN),
+    "api_token_revoke": ("POST", ANYONE_LOGGED_IN),
+    "api:docs": ("GET", ANYONE_LOGGED_IN),
+}
+# The REST API, called with each role's token (anonymous: none, a 401), as the pages' roles allow.
+API_TABLE = {
+    "api:schema": ("GET", ANYONE_LOGGED_IN),
+    "api:corpora": ("GET", ANYONE_LOGGED_IN),
+    "api:corpus": ("GET", ANYONE_LOGGED_IN),
+    "api:upload_create": ("POST", {"admin"}),
+    "api:labels": ("POST", {"admin"}),
+    "api:upload": ("GET", ANYONE_LOGGED_IN),
+    "api:runs": ("POST", {"admin"}),
+    "api:run": ("GET", ANYONE_LOGGED_IN),
+    "api:run_pairs": ("GET", REVIEWERS),
+    "api:run_next": ("POST", REVIEWERS),
+    "api:run_decisions": ("GET", {"admin"}),
+    "api:run_evaluation": ("GET", ANYONE_LOGGED_IN),
+    "api:sheet_create": ("POST", {"admin"}),
+    "api:sheet": ("GET", {"admin"}),
+    "api:sheet_file": ("GET", {"admin"}),
+    "api:pair": ("GET", REVIEWERS),
+    "api:pair_lease": ("POST", REVIEWERS),
+    "api:judgements": ("POST", REVIEWERS),
+    "api:arbitrations": ("POST", {"arbiter"}),
+    "api:arbitration_cases": ("GET", {"arbiter"}),
 }
 IGNORED_PREFIXES = ("admin:",)  # Django admin: staff only, checked separately
 
@@ -87,8 +113,8 @@ def url_names(patterns=None, namespace=""):
 
 def test_every_url_has_an_entry():
     names = {n for n in url_names() if not n.startswith(IGNORED_PREFIXES)}
-    assert names - set(TABLE) == set(), "add these URLs to the permission table"
-    assert set(TABLE) - names == set()
+    assert names - set(TABLE) - set(API_TABLE) == set(), "add these URLs to the permission table"
+    assert (set(TABLE) | set(API_TABLE)) - names == set()
 
 
 @pytest.fixture
@@ -112,7 +138,12 @@ def world(import_records, admin_user, editor, arbiter):
         "audit_status": [1], "cluster": [run.pk, 1], "cluster_decide": [run.pk, 1], "cluster_next": [run.pk],
         "cluster_hold": [run.pk, 1],
         "sheet_download": [1, "csv"], "role": [editor.pk], "active": [editor.pk], "password": [editor.pk],
-        "code": [editor.pk],
+        "code": [editor.pk], "api_token_revoke": [1],
+        "api:corpus": [run.corpus_id], "api:upload_create": [run.corpus_id], "api:labels": [run.corpus_id],
+        "api:upload": [doc.upload_id], "api:run": [run.pk], "api:run_pairs": [run.pk], "api:run_next": [run.pk],
+        "api:run_decisions": [run.pk], "api:run_evaluation": [run.pk], "api:sheet_create": [run.pk],
+        "api:sheet": [1], "api:sheet_file": [1, "csv"], "api:pair": [pair.pk], "api:pair_lease": [pair.pk],
+        "api:judgements": [pair.pk], "api:arbitrations": [pair.pk],
     }
     return clients, args
 
@@ -122,7 +153,7 @@ def world(import_records, admin_user, editor, arbiter):
 def test_each_role_gets_what_the_table_says(world, name):
     clients, args = world
     method, allowed = TABLE[name]
-    url = reverse(name, args=args.get(name.split(":")[-1], []))
+    url = reverse(name, args=args.get(name, args.get(name.split(":")[-1], [])))
     for role in ROLES:
         client = clients[role]
         response = client.post(url, {}) if method == "POST" else client.get(url)
@@ -134,6 +165,29 @@ def test_each_role_gets_what_the_table_says(world, name):
             assert code == 302 and "/login/" in response.url, (name, role, code)
         elif role in allowed:
             assert code != 403 and not (code == 302 and "/login/" in response.url), (name, role, code)
+        else:
+            assert code == 403, (name, role, code)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(API_TABLE))
+def test_each_roles_token_gets_what_the_api_table_says(world, name, admin_user, editor, arbiter):
+    from dedup_site import tokens
+
+    _, args = world
+    method, allowed = API_TABLE[name]
+    url = reverse(name, args=args.get(name, []))
+    users = {"editor": editor, "arbiter": arbiter, "admin": admin_user}
+    for role in ROLES:
+        auth = {} if role == "anonymous" else {
+            "HTTP_AUTHORIZATION": f"Bearer {tokens.token_create(user=users[role], name='table')[1]}"}
+        response = Client().post(url, {}, **auth) if method == "POST" else Client().get(url, **auth)
+        code = response.status_code
+        assert code < 500, (name, role, code)
+        if role == "anonymous":
+            assert code == 401, (name, role, code)
+        elif role in allowed:
+            assert code not in (401, 403), (name, role, code)
         else:
             assert code == 403, (name, role, code)
 
@@ -220,6 +274,7 @@ def test_the_top_bar_links_each_role_to_what_it_may_open(editor2_client, admin_c
         return re.findall(r'href="([^"]+)"', bar)
 
     assert links(editor2_client) == [reverse("screening:corpus_list"), reverse("screening:corpus_list"),
-                                    reverse("review:queue"), reverse("review:sign"), reverse("password_change")]
+                                    reverse("review:queue"), reverse("review:sign"), reverse("password_change"),
+                                    reverse("api_tokens")]
     admin = links(admin_client)
     assert reverse("users:list") in admin and reverse("review:queue") not in admin

@@ -58,8 +58,11 @@ from review.selectors.queue import (
     queue_page,
     reviewable_runs,
 )
+from review.selectors.run_decisions import DECISION_COLUMNS, decisions
 
 __all__ = [
+    "DECISION_COLUMNS",
+    "decisions",
     "ARBITRATION_WHY",
     "ArbitrationFilter",
     "BLIND_STATUSES",

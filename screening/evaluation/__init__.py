@@ -15,6 +15,7 @@ from screening.evaluation.audit import (  # noqa: F401
 from screening.evaluation.labelsets import (  # noqa: F401
     EvaluationRefused,
     LabelsRejected,
+    label_sets_visible,
     labelset_from_run,
     labelset_import,
 )

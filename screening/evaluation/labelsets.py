@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from dedup_site.roles import sees_all_verdicts
 from screening.engine import labelcsv
 from screening.ingest import sources
 from screening.models import Corpus, Document, Label, LabelSet, ScreeningRun, SourceFile
@@ -14,6 +15,13 @@ from screening.models import Corpus, Document, Label, LabelSet, ScreeningRun, So
 
 class EvaluationRefused(Exception):
     """An evaluation, label set or audit that cannot be made as asked; the message says why."""
+
+
+def label_sets_visible(corpus: Corpus, user):
+    """The corpus's label sets this user may see: label sets made from reviewers' settled verdicts are
+    verdicts, which an editor sees only on pairs they judged (blind review), so editors see uploaded ones."""
+    label_sets = corpus.label_sets.all()
+    return label_sets if sees_all_verdicts(user) else label_sets.filter(from_run__isnull=True)
 
 
 class LabelsRejected(Exception):
