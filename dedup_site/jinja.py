@@ -1,7 +1,7 @@
 """The hot partials (a queue's rows, the verdict bar, the pair panes) through Jinja2, autoescaped: Django's
-template engine costs microseconds a variable, which on these loops was a tenth to a half of a page's CPU
-(bench/HISTORY.md). Django's pages include a partial by a template tag; the partial comes back as Jinja2's
-own template module, whose __html__ tells Django's autoescape that Jinja2 already escaped it."""
+template engine costs far more a variable, which on these loops was much of a page's CPU
+(bench/HISTORY.md). Django's pages include a partial by a template tag; the partial comes back as
+Jinja2's own template module, whose __html__ tells Django's autoescape that Jinja2 already escaped it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """`field__in_ids=ids` and `field__in_texts=texts`: `IN` for a batch of integer ids or of texts, without
 Django's per-value preparation.
 
-Django's `__in` resolves and prepares each value one by one: for 1,000 ids that was 6–7 ms of CPU a query,
-more than reading the rows, and the near pass reads documents by id in batches of 1,000 (signing,
+Django's `__in` resolves and prepares each value one by one, which for a batch of ids cost more CPU than
+reading the rows (bench/HISTORY.md), and the near pass reads documents by id in batches of 1,000 (signing,
 verification, publishing). Here the ids are checked to be integers once, in bulk, and passed as parameters.
 An import looks up each batch of 2,000 doc_ids the same way (`in_texts`).
 """
@@ -20,7 +20,7 @@ class _InBatch(Lookup):
         lhs, params = self.process_lhs(compiler, connection)
         if connection.vendor == "postgresql":
             # One array parameter: psycopg splits a query at every placeholder, and keeps the split only for
-            # queries of up to 50 of them (2,000 placeholders took 20 ms a query).
+            # queries of up to 50 of them.
             return f"{lhs} = ANY(%s)", (*params, list(self.rhs))
         return f"{lhs} IN ({', '.join(['%s'] * len(self.rhs))})", (*params, *self.rhs)
 

@@ -1,6 +1,6 @@
 """Reads every page makes, built and compiled by the ORM once and then run with new values.
 
-Building and compiling a small ORM query costs 0.4–2 ms of Python; running it costs about 0.05 ms. A page
+Building and compiling a small ORM query costs far more Python than running it (bench/HISTORY.md). A page
 asks the same few questions (who is this, what may they do, which pair is this and what have they judged
 of it), so their SQL is kept: the queryset is built once with marker values, the markers' places in the
 compiled parameters are noted, and each call runs that SQL with its own values, turning the rows into
@@ -155,7 +155,7 @@ class Prepared:
 
 
 def _keep_converters(compiler) -> None:
-    """The compiler works out each column's converters on every read (a fifth of a kept read's Python); its
+    """The compiler works out each column's converters on every read; its
     columns never change, so they are worked out once. The expressions are kept with the answer, so no id in
     the key can be reused by another object."""
     work_out, kept = compiler.get_converters, {}
@@ -176,7 +176,7 @@ def upsert(model: type[Model], values: dict[str, object], unique: tuple[str, ...
            using: str = DEFAULT_DB_ALIAS) -> None:
     """One row's INSERT … ON CONFLICT (unique) DO UPDATE SET each of `update` to the new row's value: what
     `bulk_create([row], update_conflicts=True, …)` does, its SQL built once per shape (bulk_create built it
-    anew each time, about 2 ms of Python). `values` by field name; the rest take the columns' defaults."""
+    anew each time). `values` by field name; the rest take the columns' defaults."""
     connection = connections[using]
     key = (model, tuple(values), unique, update, connection.vendor)
     if key not in _UPSERTS:

@@ -30,7 +30,7 @@ def wait_out_outages(seconds: float) -> None:
 def patient(connection: redis.Redis) -> redis.Redis:
     """The connection, retrying through an outage of this process's patience (unchanged when it is 0)."""
     if _patience > 0:
-        # Backoff 0.2, 0.4, ... capped at 2 s: about 3 s for the first four tries, then 2 s a try.
+        # Exponential backoff, capped: a short outage is ridden out, a long one waits the cap between tries.
         connection.set_retry(Retry(ExponentialBackoff(cap=2.0, base=0.1), retries=4 + int(_patience / 2)))
     return connection
 

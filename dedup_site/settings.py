@@ -128,10 +128,10 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # WAL lets pages read while a worker writes; IMMEDIATE avoids lock-upgrade deadlocks; recursive triggers
     # make INSERT OR REPLACE fire the guards' DELETE triggers (dedup_site.guards), so it cannot replace a row.
-    # A page cache of DEDUP_SQLITE_CACHE_MIB per connection (SQLite's default is 2 MiB): an import of a
-    # million documents inserts into indexes of random digests, which a small cache reads back from disk.
-    # Pages of 16 KiB in a new database (an existing one keeps its own): in 4 KiB pages a document of 2 KB
-    # took a page to itself, so an import wrote and checkpointed twice its size.
+    # A page cache of DEDUP_SQLITE_CACHE_MIB per connection, larger than SQLite's default: an import inserts
+    # into indexes of random digests, which a small cache reads back from disk. Large pages in a new database
+    # (an existing one keeps its own): in small ones a typical document took a page to itself, so an import
+    # wrote and checkpointed more than its size (bench/HISTORY.md).
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
                         "PRAGMA recursive_triggers=ON; "
@@ -236,7 +236,7 @@ for _alias, _url in (("sources", SOURCES_URL), ("exports", EXPORTS_URL)):
     if _url:
         STORAGES[_alias] = buckets.storage_options(_url, DOWNLOAD_URL_SECONDS)
 
-# Uploads stream to temporary files, never into memory beyond 2.5 MB.
+# Uploads stream to temporary files beyond Django's in-memory limit.
 FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 FILE_UPLOAD_PERMISSIONS = 0o600

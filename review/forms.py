@@ -12,8 +12,8 @@ from screening.vocabulary import FINAL_VERDICTS, VERDICT_KEYS, ArbitrationReason
 KEYS = {verdict.value: key for verdict, key in VERDICT_KEYS.items()}
 
 
-# Django's own Jinja2 widget templates: the same HTML as its Django-template ones (but whitespace), a fifth of
-# a queue page's CPU less than one template include per <option>. Not the site-wide FORM_RENDERER: the admin's
+# Django's own Jinja2 widget templates: the same HTML as its Django-template ones (but whitespace), far cheaper
+# than one Django template include per <option>. Not the site-wide FORM_RENDERER: the admin's
 # widgets exist only as Django templates.
 WIDGETS = Jinja2()
 
@@ -86,7 +86,7 @@ class Radio(NamedTuple):
 
 def radios(form_class: type[forms.Form], name: str, checked: str = "") -> tuple[Radio, ...]:
     """A radio field's buttons as the verdict bar draws them, with the ids Django's RadioSelect gives them:
-    building a form and its bound widgets for every pair page cost a tenth of the page."""
+    building a form and its bound widgets for every pair page cost more than the buttons."""
     choices = form_class.base_fields[name].choices
     # The label stays lazy: translated when the page draws it, in its language.
     return tuple(Radio(str(value), label, f"id_{name}_{i}", str(value) == checked)

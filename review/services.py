@@ -427,7 +427,7 @@ def pair_skip(*, pair: CandidatePair, reviewer) -> None:
 
 
 class _QueueSpot(NamedTuple):
-    """What next_pair reads of a pair while walking the queue (a model instance per row cost a third of it)."""
+    """What next_pair reads of a pair while walking the queue (tuples: an instance per row cost more than the walk)."""
 
     pk: int
     jaccard: float

@@ -57,7 +57,7 @@ FILTER_FIELDS = frozenset(QueueFilterForm.base_fields)
 @lru_cache(maxsize=1024)
 def _cleaned_filters(blind: bool, given: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[dict, tuple]:
     """The filter form's cleaned values and its errors for these query parameters: the same answer for the
-    same parameters, so worked out once (building and cleaning the twelve-field form was a tenth of a page)."""
+    same parameters, so worked out once (building and cleaning the twelve-field form on every page was dear)."""
     form = QueueFilterForm(MultiValueDict(dict(given)), blind=blind)
     form.is_valid()
     return form.cleaned_data, tuple((name, " ".join(errors)) for name, errors in form.errors.items())
@@ -124,7 +124,7 @@ def queue(request):
         "held": selectors.leases_held(request.user),
         "links": {"dashboard": link("review:dashboard", run.pk), "bulk": link("review:bulk_preview")},
         # The filter form is the same HTML for the same filters, run and role: drawn once and kept (its ten
-        # widgets were a fifth of the page's CPU).
+        # widgets were dear to draw).
         "filters_key": (all_visible, run.pk, carried, [(k, v) for k, v in request.GET.lists() if k in FILTER_FIELDS]),
     })
 

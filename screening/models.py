@@ -145,7 +145,7 @@ class Document(models.Model):
         ordering = ["doc_id"]
         constraints = [models.UniqueConstraint(fields=["corpus", "doc_id"], name="unique_doc_id_per_corpus")]
         # The exact pass groups a run's documents (corpus, its uploads) by digest: with the upload in the index
-        # that is a scan of the index alone, where a lookup of every row cost 3–4 s a million documents.
+        # that is a scan of the index alone, not a lookup of every row.
         indexes = [models.Index(fields=["corpus", "source_id"]),
                    models.Index(fields=["corpus", "content_sha256", "upload"], name="document_digest_idx")]
 

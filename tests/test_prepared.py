@@ -227,3 +227,62 @@ def test_an_upsert_inserts_then_updates_only_what_it_names(import_records, edito
                            "created_at": first}, unique=("pair",), update=("version", "counts"))
     kept = PairPanes.objects.get(pair=pair)
     assert (kept.version, kept.html, kept.counts, kept.created_at) == ("new", html, {"run_count": 3}, first)
+
+
+# What dedup_site.prepared leans on in Django's ORM, each held by a test of Django's own behaviour: a release
+# that changes one fails here by name, not by a wrong row on a page.
+
+
+@pytest.mark.django_db
+def test_django_runs_a_queryset_through_its_querys_get_compiler_and_that_compilers_as_sql(import_records):
+    from django.db import connections
+
+    from screening.models import CandidatePair
+
+    run = seed_run(import_records)
+    first, other = run.pairs.order_by("pk")[:2]
+    wanted = CandidatePair.objects.filter(pk=other.pk).query.get_compiler(using="default").as_sql()
+    queryset = CandidatePair.objects.filter(pk=first.pk)
+    compiler = queryset.query.get_compiler(using="default")
+    assert compiler.connection is connections["default"]  # how a kept compiler knows its thread's connection
+    compiler.as_sql()  # compiled once for real (as Prepared does): the select and its state stay on the compiler
+    compiler.as_sql = lambda *args, **kwargs: wanted
+    chained = queryset._chain()
+    chained.query.get_compiler = lambda *args, **kwargs: compiler
+    assert [p.pk for p in chained] == [other.pk]  # the kept compiler's SQL was run, not the queryset's own
+
+
+@pytest.mark.django_db
+def test_a_compilers_results_iter_turns_fetched_rows_into_the_querysets_values(import_records):
+    from django.db import connection
+
+    from screening.models import CandidatePair
+
+    run = seed_run(import_records)
+    CandidatePair.objects.filter(pk=run.pairs.first().pk).update(revision_signals=[["number", "1", "2"]],
+                                                                has_signals=True)
+    queryset = CandidatePair.objects.filter(run=run).order_by("pk").values_list(
+        "pk", "jaccard", "revision_signals", "has_signals", "run__created_at")
+    compiler = queryset.query.get_compiler(using="default")
+    asked = []
+    work_out = compiler.get_converters
+    compiler.get_converters = lambda expressions: asked.append(1) or work_out(expressions)
+    sql, params = compiler.as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
+    rows = list(compiler.results_iter(results=[fetched], tuple_expected=True))
+    assert rows == list(queryset) and asked  # JSON decoded, booleans and aware instants, via get_converters
+    assert rows[0][2] == [["number", "1", "2"]] and rows[0][3] is True and rows[0][4].tzinfo is not None
+
+
+@pytest.mark.django_db
+def test_marker_values_reach_the_compiled_parameters_as_given():
+    from django.db import connection
+
+    from dedup_site.prepared import _INT_MARKER, _STR_MARKER, _TIME_MARKER
+
+    queryset = Judgement.objects.filter(pair_id=_INT_MARKER, reason=f"{_STR_MARKER}1", created_at__lt=_TIME_MARKER)
+    _, params = queryset.query.get_compiler(using="default").as_sql()
+    adapted = connection.ops.adapt_datetimefield_value(_TIME_MARKER)
+    assert [p for p in params if p == _INT_MARKER] and f"{_STR_MARKER}1" in params and adapted in params

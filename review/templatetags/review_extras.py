@@ -24,15 +24,14 @@ def run_sheets(context, run):
 
 @register.simple_tag
 def queue_rows(rows):
-    """The queue's rows (a Jinja2 partial: 50 rows through Django's engine were half of the page's CPU)."""
+    """The queue's rows (a Jinja2 partial: bench/HISTORY.md)."""
     cluster_href = link("review:cluster", 1, 2).replace("/1/", "/{run}/", 1).replace("/2/", "/{n}/", 1)
     return partial("review/queue_rows.html", rows=rows, cluster_href=cluster_href)
 
 
 @register.simple_tag(takes_context=True)
 def verdict_bar(context, action: str, submit_label: str, skip_form: bool = False, undo_form: bool = False):
-    """The compact verdict bar (a Jinja2 partial, as the queue rows: through Django's engine it was a tenth of
-    the page)."""
+    """The compact verdict bar (a Jinja2 partial, as the queue rows)."""
     pair = context["pair"]
     return partial("review/verdict_bar.html", action=action, submit_label=submit_label, skip_form=skip_form,
                    undo_form=undo_form, csrf_input=csrf_input(context["request"]), keys=context["keys"],

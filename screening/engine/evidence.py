@@ -68,7 +68,7 @@ class Evidence:
         return max(self.containment_left, self.containment_right)
 
     def as_dict(self) -> dict:
-        # Field by field: dataclasses.asdict deep-copies every value, a tenth of a pair's verification.
+        # Field by field: dataclasses.asdict deep-copies every value.
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["languages"] = list(self.languages)
         data["signals"] = [list(s) for s in self.signals]

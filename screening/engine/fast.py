@@ -123,7 +123,7 @@ def _minhash32(hashes, a, b):
     for i in range(hashes.shape[0]):
         y = _fmix32(np.uint32(hashes[i] & mask))
         for k in range(num_perm):
-            # min(), not a compare and store: LLVM turns it into vector minimums (7× on AVX2).
+            # min(), not a compare and store: LLVM turns it into vector minimums.
             out[k] = min(out[k], np.uint32(a[k] * y + b[k]))
     return out
 
@@ -131,7 +131,7 @@ def _minhash32(hashes, a, b):
 @njit(cache=True, nogil=True)
 def intersection_size(x, y):
     """|x ∩ y| for two sorted arrays of unique values: a merge without branches on the values (most pairs
-    share little, so which side moves is a coin toss the processor kept mispredicting: four times slower)."""
+    share little, so which side moves is a coin toss the processor kept mispredicting)."""
     i = j = count = 0
     while i < x.shape[0] and j < y.shape[0]:
         a, b = x[i], y[j]
@@ -284,8 +284,8 @@ def smallest_shared(left: str, right: str, k: int, limit: int) -> np.ndarray:
 def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The template shingles as (table, bits) for pair_counts and template_count (made once per verification
     job): a set of them by open addressing, up to three quarters full, and in front of it a bitmap of 16 bits a
-    template shingle that rules most others out without reading the set. Both kept small for the cache: the
-    set and its chains were 2 MB, and reading them took a third of a document's lookups."""
+    template shingle that rules most others out without reading the set. Both kept small for the cache: a larger
+    set with chains made reading it much of a document's lookups."""
     return _template_set(template), _template_bits(template)
 
 
@@ -348,7 +348,7 @@ def template_count(x, table, bits):
 def pair_counts(x, y, table, bits):
     """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, T the template (template_index's table and bits): one
     merge, the template looked up for shared shingles only (most candidates share few: a lookup for every
-    shingle of every document was a fifth of verification)."""
+    shingle of every document was much of verification)."""
     i = j = shared = shared_t = 0
     while i < x.shape[0] and j < y.shape[0]:
         a, b = x[i], y[j]
@@ -422,7 +422,7 @@ def _build_key_table(base, k):
 def _key_table(base: int, k: int) -> np.ndarray:
     """(c + 1)·base^(k − 1 − j) mod 2^61 − 1 for every BMP code point c (row) and position j < k: a character
     k-gram's polynomial is then the sum of k entries, instead of a chain of multiplications mod p, each waiting
-    for the last. 512 KiB a position; built once per process and key (a few ms)."""
+    for the last. Built once per process and key."""
     return _build_key_table(np.uint64(base), k)
 
 
@@ -477,8 +477,8 @@ def _sort_unique(values, lo, hi, spare, counts):
     """Sort values[lo:hi] and drop repeats in place, for values spread evenly over uint64 (keyed, mixed hashes):
     a bucket per value by its top bits, then an insertion sort that moves each value within its bucket only.
     Returns how many are left, or -1 (values untouched) when the insertion sort takes more than a few moves a
-    value, as many different values repeated would make it: the caller sorts those. Four times numpy's sort
-    of a 2 KB text's hashes, which was a third of verifying it."""
+    value, as many different values repeated would make it: the caller sorts those. Faster than numpy's sort of a
+    text's hashes, which was much of verifying it (bench/HISTORY.md)."""
     n = hi - lo
     if n < 2:
         return n
@@ -665,7 +665,7 @@ def signature(hashes: np.ndarray, permutations: np.ndarray) -> np.ndarray:
 
 def warm() -> None:
     """Load every kernel once (from numba's cache, else compile). A worker calls this before it forks its
-    work-horses, so each job starts with the kernels ready instead of spending ~0.7 s loading them."""
+    work-horses, so each job starts with the kernels ready instead of loading them first."""
     from screening.engine.normalize import DEFAULT_POLICY, POLICIES, get_policy
 
     for policy in POLICIES.values():

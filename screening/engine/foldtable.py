@@ -1,7 +1,7 @@
 """A policy's normalisation as a table per code point, applied by a compiled loop (no Django imports).
 
 `Policy.normalize` (the policy's folds around NFKC and casefold, then only `str.isalnum()` characters kept)
-costs 80–800 µs for a 2 KB text in Python, more than all the rest of signing. For almost every text it is
+costs more in Python than all the rest of signing (bench/HISTORY.md). For almost every text it is
 the same as mapping each code point on its own, which a table built from the policy itself does in one
 compiled pass.
 
@@ -261,8 +261,9 @@ def fold_field(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, out
     """cp[begin:end] normalised on its own (as if a separator stood before it): its kept code points written
     into `out` from n on. Returns the new end; -1 when it must go to the policy, -2 when `out` is too small."""
     # The gate below (policy, folds to nothing, through the table) is map_text's, written again on purpose:
-    # as a shared helper it was called per character, not inlined, and map_text ran 2.7× slower (inlined
-    # by numba with a tuple result, 5×); tests/test_near_engine.py holds both to the policy's answers.
+    # as a shared helper it was called per character, not inlined, and map_text ran slower (inlined by
+    # numba with a tuple result, slower still: bench/HISTORY.md); tests/test_near_engine.py holds both to
+    # the policy's answers.
     before = np.uint32(NONE)
     for i in range(begin, end):
         c = cp[i]

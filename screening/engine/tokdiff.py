@@ -1,10 +1,10 @@
 """The token diff's compiled parts (no Django imports): a hash per normalised token, the alignment of two
 token sequences, and which differing stretches only moved or may hold a revision signal.
 
-Python over token lists cost most of a candidate pair's verification (a diff of two 2 KB texts with a
-few dozen edits: about 190 µs). Here tokens are 64-bit hashes of their normalised code points (FNV-1a:
-equal tokens, equal hashes; two different tokens of one pair share one with odds near 2^-64), and
-`revision` builds strings only for the few tokens around a change that may be a signal.
+Python over token lists cost most of a candidate pair's verification (bench/HISTORY.md). Here tokens
+are 64-bit hashes of their normalised code points (FNV-1a: equal tokens, equal hashes; two different
+tokens of one pair share one with odds near 2^-64), and `revision` builds strings only for the few tokens
+around a change that may be a signal.
 
 The alignment is the longest common subsequence of the two sequences, recovered exactly as rapidfuzz's
 `Indel.opcodes` recovers it (common prefix and suffix first, then Hyyrö's bit-parallel LCS matrix, walked

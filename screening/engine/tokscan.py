@@ -1,7 +1,7 @@
 """revision.TOKEN_RE as a compiled scanner over code points (no Django imports).
 
-Tokenising a document with the regular expression and building a tuple per match cost about 0.5 ms a
-document, most of verification. This scanner finds the same tokens (the same groups, the same spans) by a
+Tokenising a document with the regular expression and building a tuple per match was most of
+verification. This scanner finds the same tokens (the same groups, the same spans) by a
 table of character classes built from the very character sets of the expression, one pass per text.
 Tests compare it with TOKEN_RE.finditer on the development corpus and on random text. A text with a code
 point outside the Basic Multilingual Plane is left to the expression (returns None).

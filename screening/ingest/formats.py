@@ -26,7 +26,7 @@ MANIFEST_FIELDS = ("file", "doc_id", "source_id", "version", "language", "title"
 FORMATS = {".zip": "zip", ".txt": "txt", ".jsonl": "jsonl", ".csv": "csv"}
 
 LANGUAGE_RE = re.compile(r"[a-z]{2,3}(-[a-z0-9]{2,8})*")
-# Unicode category Cc, exactly: one search instead of a category lookup per character (a tenth of an import).
+# Unicode category Cc, exactly: one search instead of a category lookup per character.
 CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
 MAX_ID_CHARS = 200
 MAX_VERSION_CHARS = 100

@@ -47,7 +47,7 @@ class NearPair:
 
     def as_row(self) -> tuple:
         """The fields in order, for JSON (NearPair(*row) again): dataclasses.astuple deep-copies the evidence
-        and signals, a tenth of a verification job's time."""
+        and signals."""
         return (self.left, self.right, self.jaccard, self.estimate, self.template_share,
                 self.jaccard_without_template, self.signals, self.evidence)
 
@@ -113,7 +113,7 @@ class Involved:
 
 def involved_documents(pks: list[int], config: minhash.NearConfig) -> Involved:
     """The doc_id, body, facts and stored signature of each of these documents (`pks` sorted), one query a
-    batch: four queries a batch, each preparing its IN list, were a third of verifying a pair that is dropped
+    batch: four queries a batch, each preparing its IN list, were much of verifying a pair that is dropped
     below the floor. A document without a signature with shingles under this key is left out: it is never
     a candidate."""
     out = Involved()
@@ -131,7 +131,7 @@ def involved_documents(pks: list[int], config: minhash.NearConfig) -> Involved:
 
 
 class SignatureRow(NamedTuple):
-    """A signature not yet stored (a model instance per row cost a tenth of a signing job)."""
+    """A signature not yet stored (a model instance per row cost more than the row)."""
 
     document_id: int
     shingle_count: int
@@ -342,7 +342,7 @@ class Candidates:
 def _stored_counts(pks: list[int], config: minhash.NearConfig) -> dict[int, int]:
     """The shingle count of each of these documents' stored signatures under this configuration: one range
     scan of the signatures' (document, key) index, rows outside `pks` dropped here (after fanned-out signing
-    every representative has one, and 2,000-id IN lists cost 1.4 s for 250,000 documents)."""
+    every representative has one, and long IN lists cost more than the scan)."""
     wanted = set(pks)
     rows = DocumentSignature.objects.filter(key=config.signature_key, document_id__gte=min(pks),
                                             document_id__lte=max(pks)).values_list("document_id", "shingle_count")

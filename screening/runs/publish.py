@@ -162,8 +162,8 @@ def _publish_clusters(run: ScreeningRun, edges: list[tuple[int, int]], names: di
 
 def refresh_statistics() -> None:
     """Tell PostgreSQL's planner about the pairs just written and the documents imported before. Until
-    autovacuum gets there, stale statistics make it sort a whole run for one queue page (9 ms instead of
-    0.2 ms at 20,000 pairs) and scan every document to name the 50 pairs shown (10 ms instead of 0.3)."""
+    autovacuum gets there, stale statistics make it sort a whole run for one queue page and scan every
+    document to name the 50 pairs shown (bench/HISTORY.md)."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {CandidatePair._meta.db_table}, {Cluster._meta.db_table}, "

@@ -76,7 +76,7 @@ _DOCUMENTS = Prepared(lambda left, right: Document.objects.select_related("uploa
 
 def with_documents(pair: CandidatePair) -> CandidatePair:
     """Attach both documents with their upload and source file, read in a second query: one nine-table
-    join for a pair page cost PostgreSQL about 5 ms of planning alone, more than everything else it did."""
+    join for a pair page cost PostgreSQL more planning than everything else it did."""
     documents = {d.pk: d for d in _DOCUMENTS.objects(pair.left_id, pair.right_id)}
     pair.left, pair.right = documents[pair.left_id], documents[pair.right_id]
     return pair

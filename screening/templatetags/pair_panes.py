@@ -1,6 +1,6 @@
 """The pair panes (both documents, the evidence beside them, the shared shingles and excerpts below) as a
 Jinja2 partial: through Django's engine their hundred or so variables and the loops over a text's coloured
-runs were a tenth of a pair page's CPU. Jinja2 escapes every text (autoescape on)."""
+runs cost the pair page dearly (bench/HISTORY.md). Jinja2 escapes every text (autoescape on)."""
 
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ class Command(BaseCommand):
         ensure_redis(stop_at_exit=True)
         load()
         # What is loaded now lives as long as the worker: out of the collector's reach, so a work-horse's first
-        # full collection does not walk (writing each object's header: copying its page) the 190,000 objects it
-        # inherits, which cost a verification job 170 ms and 54 MiB. Here and not in the worker class, which
+        # full collection does not walk (writing each object's header: copying its page) every object it
+        # inherits (bench/HISTORY.md). Here and not in the worker class, which
         # tests also build in their own process.
         gc.freeze()
         call_command("rqworker", "default", burst=options["burst"], name=options["name"],
