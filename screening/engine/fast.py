@@ -16,6 +16,7 @@ from numba import njit
 from screening.engine import foldtable
 from screening.engine.kernels import first as _first
 from screening.engine.kernels import index as _index
+from screening.engine.kernels import intersection_size
 from screening.engine.normalize import Policy
 from screening.engine.shingle import P61, POLY, ShingleSpec, VerifyKey
 
@@ -126,19 +127,6 @@ def _minhash32(hashes, a, b):
             # min(), not a compare and store: LLVM turns it into vector minimums.
             out[k] = min(out[k], np.uint32(a[k] * y + b[k]))
     return out
-
-
-@njit(cache=True, nogil=True)
-def intersection_size(x, y):
-    """|x ∩ y| for two sorted arrays of unique values: a merge without branches on the values (most pairs
-    share little, so which side moves is a coin toss the processor kept mispredicting)."""
-    i = j = count = 0
-    while i < x.shape[0] and j < y.shape[0]:
-        a, b = x[i], y[j]
-        count += a == b
-        i += a <= b
-        j += b <= a
-    return count
 
 
 @njit(cache=True, nogil=True)

@@ -20,6 +20,7 @@ from numba import njit
 from screening.engine import foldtable, tokscan
 from screening.engine.kernels import first as _first
 from screening.engine.kernels import index as _index
+from screening.engine.kernels import intersection_size as _intersection_size
 from screening.engine.tokscan import CJK, DATE, MARK, NUMBER, WORD
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -436,18 +437,7 @@ def tiles(a, b, akeys, bindex, m, anchors):
 @njit(cache=True, nogil=True)
 def multiset_shared(a, b):
     """How many tokens two hash sequences share counted with repeats (a merge of the two sorted)."""
-    x, y = np.sort(a), np.sort(b)
-    i = j = count = 0
-    while i < x.shape[0] and j < y.shape[0]:
-        if x[i] == y[j]:
-            count += 1
-            i += 1
-            j += 1
-        elif x[i] < y[j]:
-            i += 1
-        else:
-            j += 1
-    return count
+    return _intersection_size(np.sort(a), np.sort(b))
 
 
 @njit(cache=True, nogil=True)
