@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from dedup_site import progress
 from dedup_site.queues import QueueUnavailable, enqueue
@@ -56,6 +57,7 @@ def reporter(kind: str, pk: int) -> Callable[[float], None]:
 def status(obj, kind: str, **extra) -> dict:
     """A background row's status for the pages' progress bars (static/js/progress.js)."""
     state = (progress.read(kind, obj.pk) or {}) if obj.is_active else {}
-    return {"status": obj.status, "active": obj.is_active,
+    # label: the state in the interface's language (screening.vocabulary's run states are in the catalogs).
+    return {"status": obj.status, "label": gettext(obj.status), "active": obj.is_active,
             "fraction": 1.0 if not obj.is_active else state.get("fraction", 0.0),
             "stage": state.get("stage", ""), "stages": state.get("stages", {}), **extra}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.shortcuts import resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 
 MAX_ID = 2**63 - 1  # the largest primary key a database holds; larger numbers are not ids
 
@@ -27,7 +28,8 @@ def id_param(request, name: str) -> int | None:
         return None
     if text.isascii() and text.isdigit() and 0 < int(text) <= MAX_ID:
         return int(text)
-    messages.warning(request, f"Ignored {name}={text[:40]!r}: it must be a positive whole number.")
+    messages.warning(request, gettext("Ignored {name}={value}: it must be a positive whole number.").format(
+        name=name, value=repr(text[:40])))
     return None
 
 

@@ -7,22 +7,23 @@ from __future__ import annotations
 
 from django.template import engines
 from django.template.defaultfilters import floatformat
-from django.utils import dateformat, timezone
+from django.utils import translation
 from jinja2 import Environment
 from jinja2.environment import TemplateModule
+
+from dedup_site.templatetags.dates import digits, shown_date
 
 
 def environment(**options) -> Environment:
     """TEMPLATES' Jinja2 backend, with the filters the partials use; autoescape on whatever the options say."""
     options.pop("autoescape", None)
-    env = Environment(autoescape=True, **options)
-    env.filters.update(floatformat=floatformat, when=when)
+    extensions = [*options.pop("extensions", ()), "jinja2.ext.i18n"]
+    env = Environment(autoescape=True, extensions=extensions, **options)
+    # {% trans %} and _() through Django's catalogs (the active language); tests/test_i18n.py extracts the
+    # partials' messages itself, since makemessages does not read Jinja2.
+    env.install_gettext_callables(translation.gettext, translation.ngettext, newstyle=True)
+    env.filters.update(floatformat=floatformat, when=shown_date, digits=digits)
     return env
-
-
-def when(instant, fmt: str = "Y-m-d H:i") -> str:
-    """As Django's |date filter writes an instant: in the current time zone."""
-    return dateformat.format(timezone.localtime(instant) if timezone.is_aware(instant) else instant, fmt)
 
 
 def partial(name: str, **context) -> TemplateModule:

@@ -217,6 +217,9 @@ LANGUAGES = [("en", "English"), ("fa", "فارسی"), ("zh-hans", "简体中文"
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
+# Dates the fa interface shows in the Jalali calendar (dedup_site.numerals); one switch for the site, not per
+# user: stored times, exports and review sheets keep the Gregorian ISO form whatever it says.
+JALALI_DATES = env_bool("DEDUP_JALALI_DATES")
 USE_TZ = True
 
 STATIC_URL = "static/"

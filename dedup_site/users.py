@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model, update_session_auth_hash
 from django.contrib.auth.forms import PasswordChangeForm
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, tokens
@@ -20,9 +22,9 @@ MANAGE = "auth.change_user"
 
 class CreateForm(forms.Form):
     username = forms.CharField(max_length=150)
-    full_name = forms.CharField(max_length=300, required=False, label="Full name")
+    full_name = forms.CharField(max_length=300, required=False, label=_("Full name"))
     role = forms.ChoiceField(choices=[])
-    password = forms.CharField(widget=forms.PasswordInput, help_text="at least 10 characters, not a common one")
+    password = forms.CharField(widget=forms.PasswordInput, help_text=_("at least 10 characters, not a common one"))
 
     def __init__(self, *args, actor, **kwargs):
         super().__init__(*args, **kwargs)
@@ -56,9 +58,10 @@ def user_create(request):
     try:
         user = accounts.reviewer_create(actor=request.user, **form.cleaned_data)
     except accounts.AccountRefused as error:
-        messages.error(request, f"Not created: {error}")
+        messages.error(request, gettext("Not created: {error}").format(error=error))
         return _list(request, form, status=400)
-    messages.success(request, f"Created {user.get_username()} as {form.cleaned_data['role']}.")
+    messages.success(request, gettext(
+        "Created {user} as {role}.").format(user=user.get_username(), role=form.cleaned_data["role"]))
     return redirect("users:list")
 
 
@@ -67,7 +70,7 @@ def _change(request, pk, action, done: str):
     try:
         action(user)
     except accounts.AccountRefused as error:
-        messages.error(request, f"Not changed: {error}")
+        messages.error(request, gettext("Not changed: {error}").format(error=error))
     else:
         messages.success(request, done.format(user=user.get_username()))
     return redirect("users:list")
@@ -98,7 +101,7 @@ def user_code(request, pk):
     try:
         code = accounts.password_code_issue(actor=request.user, user=user)
     except accounts.AccountRefused as error:
-        messages.error(request, f"No code issued: {error}")
+        messages.error(request, gettext("No code issued: {error}").format(error=error))
         return redirect("users:list")
     return _list(request, CreateForm(actor=request.user), issued={
         "who": user, "code": code, "hours": settings.DEDUP_PASSWORD_CODE_HOURS})
@@ -118,12 +121,12 @@ class OwnPasswordForm(PasswordChangeForm):
     they are the one replacing it (one of the two: see dedup_site.accounts)."""
 
     earlier_password = forms.CharField(
-        required=False, strip=False, label="Your earlier own password",
+        required=False, strip=False, label=_("Your earlier own password"),
         widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
-        help_text="the last password you set yourself, before someone else chose this one")
-    code = forms.CharField(required=False, max_length=40, label="Confirmation code",
+        help_text=_("the last password you set yourself, before someone else chose this one"))
+    code = forms.CharField(required=False, max_length=40, label=_("Confirmation code"),
                            widget=forms.TextInput(attrs={"autocomplete": "off"}),
-                           help_text="from an admin other than the one who chose your password, or from the server")
+                           help_text=_("from an admin other than the one who chose your password, or from the server"))
 
 
 @require_http_methods(["GET", "POST"])
@@ -138,18 +141,18 @@ def password_change(request):
         except accounts.ProofRefused as error:
             form.add_error(error.field, str(error))
         except accounts.AccountRefused as error:
-            messages.error(request, f"Not changed: {error}")
+            messages.error(request, gettext("Not changed: {error}").format(error=error))
         else:
             update_session_auth_hash(request, request.user)
-            messages.success(request, "Your password is changed: it is your own.")
+            messages.success(request, gettext("Your password is changed: it is your own."))
             return redirect("password_change")
     return render(request, "users/password.html", {"form": form, "chosen": accounts.chosen_by_other(request.user)})
 
 
 class TokenForm(forms.Form):
-    name = forms.CharField(max_length=100, help_text="what will use it, e.g. nightly-dedup")
+    name = forms.CharField(max_length=100, help_text=_("what will use it, e.g. nightly-dedup"))
     days = forms.IntegerField(min_value=0, max_value=tokens.MAX_DAYS, initial=settings.DEDUP_API_TOKEN_DAYS,
-                              label="Good for (days)", help_text="0: no expiry")
+                              label=_("Good for (days)"), help_text=_("0: no expiry"))
 
 
 @require_http_methods(["GET", "POST"])
@@ -161,9 +164,10 @@ def api_tokens(request):
         try:
             token, shown = tokens.token_create(user=request.user, **form.cleaned_data)
         except tokens.TokenRefused as error:
-            messages.error(request, f"Not created: {error}")
+            messages.error(request, gettext("Not created: {error}").format(error=error))
         else:
-            messages.success(request, f"Token {token.name} created. Copy it now: it is not shown again.")
+            messages.success(request, gettext(
+                "Token {name} created. Copy it now: it is not shown again.").format(name=token.name))
             form = TokenForm()
     return render(request, "users/tokens.html", {"form": form, "shown": shown,
                                                  "tokens": tokens.tokens_of(request.user)})
@@ -173,7 +177,7 @@ def api_tokens(request):
 def api_token_revoke(request, pk):
     token = get_object_or_404(tokens.tokens_of(request.user), pk=pk)
     tokens.token_revoke(actor=request.user, token=token)
-    messages.success(request, f"Token {token.name} revoked.")
+    messages.success(request, gettext("Token {name} revoked.").format(name=token.name))
     return redirect("api_tokens")
 
 

@@ -2,6 +2,7 @@ from typing import NamedTuple
 
 from django import forms
 from django.forms.renderers import Jinja2
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from dedup_site.http import MAX_ID
@@ -21,34 +22,34 @@ WIDGETS = Jinja2()
 class QueueFilterForm(forms.Form):
     default_renderer = WIDGETS
     corpus = forms.CharField(required=False)
-    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Run")
-    pass_name = forms.ChoiceField(required=False, choices=[("", "any pass"), ("exact", "exact"), ("near", "near")],
-                                  label="Pass")
-    min_score = forms.FloatField(required=False, min_value=0, max_value=1, label="Score from")
-    max_score = forms.FloatField(required=False, min_value=0, max_value=1, label="to")
-    cluster = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Cluster")
-    status = forms.ChoiceField(required=False, label="Status")
-    signals = forms.ChoiceField(required=False, label="Revision signals", choices=[
-        ("", "with or without"), ("yes", "with revision signals"), ("no", "without")])
-    suggestion = forms.ChoiceField(required=False, label="Suggestion", choices=[("", "any suggestion")] + [
-        (v.value, f"suggested {v.label}") for v in FINAL_VERDICTS])
-    min_confidence = forms.FloatField(required=False, min_value=0, max_value=1, label="Confidence at least")
-    sort = forms.ChoiceField(required=False, label="Order", choices=[
-        ("score", "by score"), ("cluster", "by cluster"), ("confidence", "by confidence")])
-    below = forms.BooleanField(required=False, label="also pairs below the review threshold")
+    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label=_("Run"))
+    pass_name = forms.ChoiceField(required=False, label=_("Pass"), choices=[
+        ("", _("any pass")), ("exact", _("exact")), ("near", _("near"))])
+    min_score = forms.FloatField(required=False, min_value=0, max_value=1, label=_("Score from"))
+    max_score = forms.FloatField(required=False, min_value=0, max_value=1, label=_("to"))
+    cluster = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label=_("Cluster"))
+    status = forms.ChoiceField(required=False, label=_("Status"))
+    signals = forms.ChoiceField(required=False, label=_("Revision signals"), choices=[
+        ("", _("with or without")), ("yes", _("with revision signals")), ("no", _("without"))])
+    suggestion = forms.ChoiceField(required=False, label=_("Suggestion"), choices=[("", _("any suggestion"))] + [
+        (v.value, format_lazy(_("suggested {verdict}"), verdict=_(v.label))) for v in FINAL_VERDICTS])
+    min_confidence = forms.FloatField(required=False, min_value=0, max_value=1, label=_("Confidence at least"))
+    sort = forms.ChoiceField(required=False, label=_("Order"), choices=[
+        ("score", _("by score")), ("cluster", _("by cluster")), ("confidence", _("by confidence"))])
+    below = forms.BooleanField(required=False, label=_("also pairs below the review threshold"))
 
     def __init__(self, *args, blind: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         # A blind reviewer cannot filter by what other reviewers' verdicts decided (settled, disagreement).
         statuses = BLIND_STATUSES if blind else [*STATUSES, REVIEWED]
-        self.fields["status"].choices = [("", "any status")] + [(s, _(PairState(s).label)) for s in statuses]
+        self.fields["status"].choices = [("", _("any status"))] + [(s, _(PairState(s).label)) for s in statuses]
 
 
 class ArbitrationFilterForm(forms.Form):
-    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label="Run")
-    why = forms.ChoiceField(required=False, label="Why", choices=[("", "any reason")] + [
+    run = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID, label=_("Run"))
+    why = forms.ChoiceField(required=False, label=_("Why"), choices=[("", _("any reason"))] + [
         (reason.key, _(reason.label)) for reason in ArbitrationReason])
-    mine = forms.BooleanField(required=False, label="only the cases I may settle")
+    mine = forms.BooleanField(required=False, label=_("only the cases I may settle"))
 
 
 class JudgementForm(forms.Form):
@@ -99,21 +100,21 @@ RETAINED_RADIOS = radios(JudgementForm, "retained", checked=Retained.BOTH)
 
 
 class SignForm(forms.Form):
-    password = forms.CharField(widget=forms.PasswordInput, help_text="your own password, to confirm it is you")
+    password = forms.CharField(widget=forms.PasswordInput, help_text=_("your own password, to confirm it is you"))
 
 
 class SheetForm(forms.Form):
-    since = forms.DateField(required=False, help_text="reviewed on or after (UTC date)")
-    until = forms.DateField(required=False, help_text="reviewed on or before")
-    reviewer = forms.CharField(required=False, max_length=150, help_text="only this reviewer's judgements")
-    settled_only = forms.BooleanField(required=False, label="settled pairs only")
+    since = forms.DateField(required=False, help_text=_("reviewed on or after (UTC date)"))
+    until = forms.DateField(required=False, help_text=_("reviewed on or before"))
+    reviewer = forms.CharField(required=False, max_length=150, help_text=_("only this reviewer's judgements"))
+    settled_only = forms.BooleanField(required=False, label=_("settled pairs only"))
 
 
 class ReviewPolicyForm(forms.Form):
     allow_self_arbitration = forms.BooleanField(
-        required=False, label="Allow self-arbitration",
-        help_text="an arbiter may settle a disagreement they took part in (for one-person teams); such decisions "
-                  "are marked self-arbitrated on the pair page and in the review sheet")
+        required=False, label=_("Allow self-arbitration"),
+        help_text=_("an arbiter may settle a disagreement they took part in (for one-person teams); such decisions "
+                  "are marked self-arbitrated on the pair page and in the review sheet"))
 
     def __init__(self, *args, presets: dict[str, str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -121,7 +122,7 @@ class ReviewPolicyForm(forms.Form):
         for verdict, text in presets.items():
             self.fields[f"preset_{verdict}"] = forms.CharField(
                 label=verdict, max_length=500, required=False, initial=text,
-                help_text="left empty, a reason must be typed for this verdict")
+                help_text=_("left empty, a reason must be typed for this verdict"))
 
     def presets(self) -> dict[str, str]:
         return {name.removeprefix("preset_"): value for name, value in self.cleaned_data.items()

@@ -13,6 +13,7 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.datastructures import MultiValueDict
 from django.utils.functional import SimpleLazyObject
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
@@ -71,11 +72,13 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
     cleaned, errors = _cleaned_filters(blind, tuple(sorted(
         (k, tuple(v)) for k, v in request.GET.lists() if k in FILTER_FIELDS)))
     for name, message in errors:
-        messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {message}")
+        messages.warning(request, gettext("Ignored {name}={value}: {message}").format(
+            name=name, value=repr(request.GET.get(name, "")[:40]), message=message))
     data = {k: v for k, v in cleaned.items() if v not in (None, "", False)}
     if data.get("min_score", 0) > data.get("max_score", 1):
-        messages.warning(request, f"The score range {data['min_score']} – {data['max_score']} was upside down; "
-                                  f"showing {data['max_score']} – {data['min_score']}.")
+        messages.warning(request, gettext(
+            "The score range {low} – {high} was upside down; showing {high} – {low}.").format(
+            low=data["min_score"], high=data["max_score"]))
         data["min_score"], data["max_score"] = data["max_score"], data["min_score"]
     if pair is not None and data.get("run") != pair.run_id:
         data["run"] = pair.run_id
@@ -102,8 +105,9 @@ def queue(request):
         for cursor in filter(None, (after, before)):
             selectors.after_cursor(flt.sort, cursor)  # raises BadCursor for what this program did not write
     except selectors.BadCursor:
-        messages.warning(request, f"Ignored {'before' if before else 'after'}={(before or after)[:40]!r}: not a "
-                                  f"position in this queue; showing the first page.")
+        messages.warning(request, gettext(
+            "Ignored {name}={value}: not a position in this queue; showing the first page.").format(
+            name="before" if before else "after", value=repr((before or after)[:40])))
         after = before = ""
     if run is None:
         return render(request, "review/queue.html", {"form": form, "runs": selectors.reviewable_runs()})
@@ -136,10 +140,10 @@ def next_pair(request):
     try:
         pair = services.next_pair(flt, request.user)
     except services.LeaseCapReached as error:
-        messages.error(request, f"No pair handed out: {error}.")
+        messages.error(request, gettext("No pair handed out: {error}.").format(error=error))
         return redirect(f"{link('review:queue')}?{carried}")
     if pair is None:
-        messages.info(request, "Nothing left for you to review with these filters.")
+        messages.info(request, gettext("Nothing left for you to review with these filters."))
         return redirect(f"{link('review:queue')}?{carried}")
     return redirect(f"{link('review:pair', pair.pk)}?{carried}")
 
@@ -180,9 +184,10 @@ def judge(request, pk):
     try:
         services.judgement_record(pair=pair, reviewer=request.user, **form.cleaned_data)
     except services.ReviewRefused as error:
-        messages.error(request, f"Not saved: {error}")
+        messages.error(request, gettext("Not saved: {error}").format(error=error))
         return redirect(f"{link('review:pair', pk)}?{carried}")
-    messages.success(request, f"Saved {form.cleaned_data['verdict']} for {pair.left.doc_id} · {pair.right.doc_id}.")
+    messages.success(request, gettext("Saved {verdict} for {left} · {right}.").format(
+        verdict=form.cleaned_data["verdict"], left=pair.left.doc_id, right=pair.right.doc_id))
     return redirect(f"{link('review:next')}?{carried}")
 
 
@@ -193,22 +198,24 @@ def undo(request):
     try:
         withdrawal = decisions.undo_last(request.user)
     except services.ReviewRefused as error:
-        messages.error(request, f"Not undone: {error}")
+        messages.error(request, gettext("Not undone: {error}").format(error=error))
         if error.pair_id:
             return redirect(f"{link('review:pair', error.pair_id)}?{carried}")
         return redirect(f"{link('review:queue')}?{carried}")
     if withdrawal is None:
-        messages.info(request, "Nothing to undo.")
+        messages.info(request, gettext("Nothing to undo."))
         return redirect(f"{link('review:queue')}?{carried}")
     if isinstance(withdrawal, ReviewAction):  # a whole cluster or bulk decision
         undone = withdrawal.undoes
-        messages.success(request, f"Withdrew your {undone.kind} decision #{undone.pk}: {withdrawal.judgements} "
-                                  f"judgement{'s' if withdrawal.judgements != 1 else ''} withdrawn (every record "
-                                  f"is kept).")
+        messages.success(request, ngettext(
+            "Withdrew your {kind} decision #{pk}: {n} judgement withdrawn (every record is kept).",
+            "Withdrew your {kind} decision #{pk}: {n} judgements withdrawn (every record is kept).",
+            withdrawal.judgements).format(kind=undone.kind, pk=undone.pk, n=withdrawal.judgements))
         if undone.kind == ReviewAction.Kind.CLUSTER:
             return redirect("review:cluster", run_id=undone.run_id, number=undone.cluster)
         return redirect(f"{link('review:queue')}?{carried}")
-    messages.success(request, f"Withdrew your {withdrawal.supersedes.verdict} on this pair (both records are kept).")
+    messages.success(request, gettext("Withdrew your {verdict} on this pair (both records are kept).").format(
+        verdict=withdrawal.supersedes.verdict))
     return redirect(f"{link('review:pair', withdrawal.pair_id)}?{carried}")
 
 
@@ -277,7 +284,7 @@ def arbitration_next(request):
     flt, carried, _ = _arbitration_filters(request)
     pair = selectors.next_case(request.user, flt, after=id_param(request, "after"))
     if pair is None:
-        messages.info(request, "No case left that you may settle with these filters.")
+        messages.info(request, gettext("No case left that you may settle with these filters."))
         return redirect(_with(link("review:arbitration_queue"), carried))
     return redirect(_with(link("review:arbitrate", pair.pk), carried))
 
@@ -294,10 +301,11 @@ def arbitrate(request, pk):
         try:
             services.arbitration_record(pair=pair, arbiter=request.user, **form.cleaned_data)
         except services.ReviewRefused as error:
-            messages.error(request, f"Not saved: {error}")
+            messages.error(request, gettext("Not saved: {error}").format(error=error))
         else:
             verdict = form.cleaned_data["verdict"]
-            messages.success(request, f"Settled {pair.left.doc_id} · {pair.right.doc_id} as {verdict}.")
+            messages.success(request, gettext("Settled {left} · {right} as {verdict}.").format(
+                left=pair.left.doc_id, right=pair.right.doc_id, verdict=verdict))
             return redirect(_with(link("review:arbitration_next"), carried))
     elif request.method == "POST":
         form_errors(request, form, "Not saved: ")
@@ -327,7 +335,7 @@ def policy(request, name):
     if request.method == "POST" and form.is_valid():
         services.review_policy_set(corpus=corpus, user=request.user, preset_reasons=form.presets(),
                                    allow_self_arbitration=form.cleaned_data["allow_self_arbitration"])
-        messages.success(request, f"Review settings of {corpus.name} saved.")
+        messages.success(request, gettext("Review settings of {name} saved.").format(name=corpus.name))
         return redirect("review:policy", name=corpus.name)
     return render(request, "review/policy.html", {"corpus": corpus, "form": form, "policy": current})
 
@@ -341,8 +349,9 @@ def labels_from_verdicts(request, pk):
     except EvaluationRefused as error:
         messages.error(request, str(error))
         return redirect(run)
-    messages.success(request, f"Label set {label_set.name}: {label_set.size} settled "
-                              f"pair{'' if label_set.size == 1 else 's'}.")
+    messages.success(request, ngettext(
+        "Label set {name}: {size} settled pair.", "Label set {name}: {size} settled pairs.",
+                                       label_set.size).format(name=label_set.name, size=label_set.size))
     return redirect(f"{link('screening:evaluation', run.pk)}?labels={label_set.pk}")
 
 
@@ -367,8 +376,8 @@ def sign(request):
         except services.ReviewRefused as error:
             messages.error(request, str(error))
         else:
-            messages.success(request, f"Signed {signature.records} judgements as {signature.full_name} at "
-                                      f"{signature.signed_at:%Y-%m-%d %H:%M:%S} UTC.")
+            messages.success(request, gettext("Signed {n} judgements as {name} at {when} UTC.").format(
+                n=signature.records, name=signature.full_name, when=f"{signature.signed_at:%Y-%m-%d %H:%M:%S}"))
             return redirect("review:sign")
     records = selectors.unsigned_records(request.user)
     return render(request, "review/sign.html", {
@@ -395,9 +404,10 @@ def sheet_start(request, run_id):
     except services.ReviewRefused as error:
         messages.error(request, str(error))
     except QueueUnavailable:
-        messages.error(request, "The export could not be queued: the job queue is not reachable.")
+        messages.error(request, gettext("The export could not be queued: the job queue is not reachable."))
     else:
-        messages.success(request, f"Sheet export {export.pk} is queued; it appears below when ready.")
+        messages.success(request, gettext(
+            "Sheet export {pk} is queued; it appears below when ready.").format(pk=export.pk))
     return redirect(f"{run.get_absolute_url()}#sheets")
 
 
@@ -467,11 +477,13 @@ def cluster_decide(request, run_id, number):
                                           keeper=_id(request.POST.get("keeper", "")), verdict=verdict,
                                           reason=reason, splits=splits)
     except services.ReviewRefused as error:
-        messages.error(request, f"Not recorded: {error}")
+        messages.error(request, gettext("Not recorded: {error}").format(error=error))
         return redirect("review:cluster", run_id=run.pk, number=number)
     counts = ", ".join(f"{n} {v}" for v, n in sorted(_verdict_counts(action).items()))
-    messages.success(request, f"Cluster {number}: {action.judgements} judgement{'s' if action.judgements != 1 else ''}"
-                              f" recorded ({counts}), keeping {action.selection['keeper_doc_id']}.")
+    messages.success(request, ngettext("Cluster {number}: {n} judgement recorded ({counts}), keeping {keeper}.",
+                                       "Cluster {number}: {n} judgements recorded ({counts}), keeping {keeper}.",
+                                       action.judgements).format(
+        number=number, n=action.judgements, counts=counts, keeper=action.selection["keeper_doc_id"]))
     return redirect(f"{link('review:cluster_next', run.pk)}?after={number}")
 
 
@@ -490,7 +502,7 @@ def cluster_next(request, run_id):
     run = get_object_or_404(ScreeningRun.objects.complete(), pk=run_id)
     number = decisions.next_cluster(run, request.user, after=id_param(request, "after"))
     if number is None:
-        messages.info(request, f"No cluster of run {run.pk} is left for you to decide.")
+        messages.info(request, gettext("No cluster of run {pk} is left for you to decide.").format(pk=run.pk))
         return redirect(f"{link('review:queue')}?run={run.pk}&sort=cluster")
     _cluster_hold(request, run, number)
     return redirect("review:cluster", run_id=run.pk, number=number)
@@ -508,10 +520,13 @@ def cluster_hold(request, run_id, number):
 def _cluster_hold(request, run: ScreeningRun, number: int) -> None:
     held, wanted, refusal = decisions.cluster_hold(run=run, cluster=number, reviewer=request.user)
     if refusal:
-        messages.warning(request, f"Holding {held} of the {wanted} pairs of cluster {number} you may judge: {refusal}.")
+        messages.warning(request, gettext(
+            "Holding {held} of the {wanted} pairs of cluster {number} you may judge: {refusal}.").format(
+            held=held, wanted=wanted, number=number, refusal=refusal))
     elif wanted:
-        messages.info(request, f"Holding the {held} pairs of cluster {number} you may judge for you "
-                               f"({settings.DEDUP_LEASE_SECONDS // 60} minutes).")
+        messages.info(request, gettext(
+            "Holding the {held} pairs of cluster {number} you may judge for you ({minutes} minutes).").format(
+            held=held, number=number, minutes=settings.DEDUP_LEASE_SECONDS // 60))
 
 
 @require_GET
@@ -525,7 +540,7 @@ def bulk_preview(request):
             raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
         plan = decisions.bulk_plan(flt=flt, reviewer=request.user, verdict=verdict)
     except services.ReviewRefused as error:
-        messages.error(request, f"No bulk decision: {error}")
+        messages.error(request, gettext("No bulk decision: {error}").format(error=error))
         return redirect(_with(link("review:queue"), carried))
     return render(request, "review/bulk_preview.html", {
         "plan": plan, "verdict": verdict, "carried": carried, "count": len(plan.rows),
@@ -547,8 +562,9 @@ def bulk_confirm(request):
         action = decisions.bulk_decide(flt=flt, reviewer=request.user, verdict=verdict, token=request.POST.get(
             "token", ""), reason=request.POST.get("reason", ""), filters=filters)
     except services.ReviewRefused as error:
-        messages.error(request, f"Not recorded: {error}")
+        messages.error(request, gettext("Not recorded: {error}").format(error=error))
         return redirect(f"{link('review:bulk_preview')}?{carried}&verdict={verdict}")
-    messages.success(request, f"Bulk decision #{action.pk}: {action.judgements} judgements recorded as {verdict} "
-                              f"(u, or Undo, withdraws them all).")
+    messages.success(request, gettext(
+        "Bulk decision #{pk}: {n} judgements recorded as {verdict} (u, or Undo, withdraws them "
+                                      "all).").format(pk=action.pk, n=action.judgements, verdict=verdict))
     return redirect(f"{link('review:queue')}?{carried}")

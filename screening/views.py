@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpRespon
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import background, buckets, progress
@@ -66,15 +67,16 @@ def upload_create(request):
             original_name=file.name, language=form.cleaned_data["language"], user=request.user,
         )
     except uploads.UploadRefused as error:
-        messages.error(request, f"Upload refused: {error}")
+        messages.error(request, gettext("Upload refused: {error}").format(error=error))
         return redirect(safe_next(request, "screening:corpus_list"))
     try:
         uploads.upload_enqueue(upload=upload)
     except QueueUnavailable:
-        messages.error(request, "The upload was stored but could not be queued: the job queue is not reachable. "
-                                "Try again when it is back.")
+        messages.error(request, gettext(
+            "The upload was stored but could not be queued: the job queue is not reachable. "
+                                        "Try again when it is back."))
     else:
-        messages.success(request, f"{upload.original_name} is stored and queued for import.")
+        messages.success(request, gettext("{name} is stored and queued for import.").format(name=upload.original_name))
     return redirect(upload.corpus)
 
 
@@ -140,12 +142,14 @@ def run_start(request, name):
     try:
         run = runs.run_create(corpus=corpus, options=form.cleaned_data["options"], user=request.user)
     except runs.RunRefused as error:
-        messages.error(request, f"Run not started: {error}")
+        messages.error(request, gettext("Run not started: {error}").format(error=error))
         return redirect(corpus)
     try:
         runs.run_enqueue(run=run)
     except QueueUnavailable as error:
-        messages.error(request, f"The run could not be queued: {error}. Use “Run again” when it is back.")
+        messages.error(request, gettext(
+            "The run could not be queued: {error}. Use “Run again” when it is back.").format(
+            error=error))
     return redirect(run)
 
 
@@ -158,7 +162,7 @@ def run_retry(request, pk):
     except runs.RunRefused as error:
         messages.error(request, str(error))
     except QueueUnavailable as error:
-        messages.error(request, f"The run could not be queued: {error}.")
+        messages.error(request, gettext("The run could not be queued: {error}.").format(error=error))
     return redirect(run)
 
 
@@ -200,7 +204,8 @@ PAIRS_SHOWN = 50
 def exact_groups(request, pk):
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=pk)
     if run.status != ScreeningRun.Status.COMPLETE:
-        messages.info(request, f"Run {run.pk} is {run.status}: its results appear when it is complete.")
+        messages.info(request, gettext("Run {pk} is {status}: its results appear when it is complete.").format(
+            pk=run.pk, status=gettext(run.status)))
         return redirect(run)
     groups = (
         run.exact_groups.select_related("representative")
@@ -227,8 +232,8 @@ def labels(request, name):
             except evaluation.LabelsRejected as error:
                 problems = error.problems
             else:
-                messages.success(request, f"Label set {label_set.name}: {label_set.size} pairs, "
-                                          f"{label_set.positives} positive.")
+                messages.success(request, gettext("Label set {name}: {size} pairs, {positives} positive.").format(
+                    name=label_set.name, size=label_set.size, positives=label_set.positives))
                 return redirect("screening:labels", name=corpus.name)
     return render(request, "screening/labels.html", {
         "corpus": corpus, "form": form, "problems": problems,
@@ -244,8 +249,9 @@ def _thresholds(request) -> list[float]:
     except ValueError:
         values = None
     if values is None or any(not 0 <= t <= 1 for t in values):
-        messages.warning(request, f"Ignored thresholds={text[:40]!r}: write numbers from 0 to 1, separated by "
-                                  f"commas.")
+        messages.warning(request, gettext(
+            "Ignored thresholds={text}: write numbers from 0 to 1, separated by commas.").format(
+            text=repr(text[:40])))
         values = []
     return values or list(evaluation.DEFAULT_THRESHOLDS)
 
@@ -295,9 +301,9 @@ def evaluation_page(request, pk):
         context["report"] = report
         context.update(_labelled_rows(request, report))
         context["pr_chart"] = charts.lines({
-            "precision": [(m.threshold, m.precision) for m in report.curve],
-            "recall": [(m.threshold, m.recall) for m in report.curve],
-            "candidate recall": [(m.threshold, m.candidate_recall) for m in report.curve],
+            gettext("precision"): [(m.threshold, m.precision) for m in report.curve],
+            gettext("recall"): [(m.threshold, m.recall) for m in report.curve],
+            gettext("candidate recall"): [(m.threshold, m.candidate_recall) for m in report.curve],
         })
         bins = charts_bins(report.pairs)
         context["score_chart"] = charts.paired_histogram(*bins)
@@ -321,12 +327,14 @@ def model_train(request, pk):
         return redirect(back)
     s = row.scores
     if row.in_use:
-        messages.success(request, f"Learned from {s['pairs']} labelled pairs: {s['model_accuracy']:.3f} right in "
-                                  f"folds held out by source family (the rules: {s['rules_accuracy']:.3f}). "
-                                  f"It now suggests this corpus's verdicts.")
+        messages.success(request, gettext(
+            "Learned from {pairs} labelled pairs: {model:.3f} right in folds held out by source "
+            "family (the rules: {rules:.3f}). It now suggests this corpus's verdicts.").format(
+            pairs=s["pairs"], model=s["model_accuracy"], rules=s["rules_accuracy"]))
     else:
-        messages.warning(request, f"Learned, but not put in use: {s['model_accuracy']:.3f} right in held-out "
-                                  f"folds, below the rules' {s['rules_accuracy']:.3f}.")
+        messages.warning(request, gettext(
+            "Learned, but not put in use: {model:.3f} right in held-out folds, below the rules' "
+            "{rules:.3f}.").format(model=s["model_accuracy"], rules=s["rules_accuracy"]))
     return redirect(back)
 
 
@@ -341,9 +349,10 @@ def audit_start(request, pk):
     except evaluation.EvaluationRefused as error:
         messages.error(request, str(error))
     except QueueUnavailable:
-        messages.error(request, "The audit could not be queued: the job queue is not reachable.")
+        messages.error(request, gettext("The audit could not be queued: the job queue is not reachable."))
     else:
-        messages.success(request, f"The all-pairs audit of run {run.pk} is queued; its result appears here.")
+        messages.success(request, gettext(
+            "The all-pairs audit of run {pk} is queued; its result appears here.").format(pk=run.pk))
     return redirect(f"{back}?{request.GET.urlencode()}#audit" if request.GET else f"{back}#audit")
 
 

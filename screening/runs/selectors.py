@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from django.utils.translation import gettext, ngettext
+
 from dedup_site.prepared import Prepared
 from screening.engine import evidence, overlap, suggest
 from screening.models import CandidatePair, Document, ScreeningRun
@@ -36,37 +38,46 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
                json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else ""]
 
 
-def _n(count: int, one: str, many: str = "") -> str:
-    return f"{count} {one if count == 1 else many or one + 's'}"
-
-
 def run_summary(run: ScreeningRun) -> str:
+    """One line on the run, in the interface's language (English in commands and jobs)."""
     s = run.stats
     if run.status == ScreeningRun.Status.FAILED:
-        return f"run {run.pk} failed: {run.error.strip().splitlines()[-1] if run.error else 'unknown error'}"
+        reason = run.error.strip().splitlines()[-1] if run.error else gettext("unknown error")
+        return gettext("run {pk} failed: {reason}").format(pk=run.pk, reason=reason)
     if run.status != ScreeningRun.Status.COMPLETE:
-        return f"run {run.pk} is {run.status}"
-    parts = [f"run {run.pk} complete: {_n(s.get('documents', 0), 'document')}"]
+        return gettext("run {pk} is {status}").format(pk=run.pk, status=gettext(run.status))
+    documents = s.get("documents", 0)
+    parts = [ngettext("run {pk} complete: {n} document", "run {pk} complete: {n} documents", documents).format(
+        pk=run.pk, n=documents)]
     if run.exact:
-        parts.append(
-            f"exact pass: {_n(s.get('exact_groups', 0), 'group')} of 2+ covering "
-            f"{_n(s.get('exact_grouped_documents', 0), 'document')}, {_n(s.get('exact_singletons', 0), 'singleton')}, "
-            f"{_n(s.get('exact_pairs', 0), 'candidate pair')}"
-        )
+        groups, grouped = s.get("exact_groups", 0), s.get("exact_grouped_documents", 0)
+        singletons, pairs = s.get("exact_singletons", 0), s.get("exact_pairs", 0)
+        parts.append(", ".join([
+            ngettext("exact pass: {n} group of 2+ covering", "exact pass: {n} groups of 2+ covering", groups).format(
+                n=groups) + " " + ngettext("{n} document", "{n} documents", grouped).format(n=grouped),
+            ngettext("{n} singleton", "{n} singletons", singletons).format(n=singletons),
+            ngettext("{n} candidate pair", "{n} candidate pairs", pairs).format(n=pairs)]))
     if run.near:
         n = s["near"]
-        parts.append(
-            f"near pass: {n['signed']} signed ({n['empty']} without shingles), "
-            f"{_n(n['lsh_candidates'], 'LSH candidate')}, {_n(n['stored'], 'pair')} stored (Jaccard >= "
-            f"{run.config['near']['storage_floor']}; {n['below_floor']} below), {n['at_or_above_threshold']} at or "
-            f"above {run.config['near']['threshold']}"
-        )
+        parts.append(gettext(
+            "near pass: {signed} signed ({empty} without shingles), {candidates}, {stored} stored (Jaccard >= "
+            "{floor}; {below} below), {above} at or above {threshold}").format(
+            signed=n["signed"], empty=n["empty"],
+            candidates=ngettext("{n} LSH candidate", "{n} LSH candidates", n["lsh_candidates"]).format(
+                n=n["lsh_candidates"]),
+            stored=ngettext("{n} pair", "{n} pairs", n["stored"]).format(n=n["stored"]),
+            floor=run.config["near"]["storage_floor"], below=n["below_floor"], above=n["at_or_above_threshold"],
+            threshold=run.config["near"]["threshold"]))
         if index := n.get("index"):
-            parts.append(f"incremental: built the LSH index ({_n(index['new_documents'], 'document')})"
+            new = index["new_documents"]
+            parts.append(ngettext("incremental: built the LSH index ({n} document)",
+                                  "incremental: built the LSH index ({n} documents)", new).format(n=new)
                          if index["built_now"] else
-                         f"incremental: {_n(index['new_documents'], 'new document')} looked up in the LSH index of "
-                         f"{index['indexed_before']}")
-    parts.append(_n(s.get("clusters", 0), "cluster"))
+                         ngettext("incremental: {n} new document looked up in the LSH index of {before}",
+                                  "incremental: {n} new documents looked up in the LSH index of {before}",
+                                  new).format(n=new, before=index["indexed_before"]))
+    clusters = s.get("clusters", 0)
+    parts.append(ngettext("{n} cluster", "{n} clusters", clusters).format(n=clusters))
     return "; ".join(parts)
 
 
@@ -100,32 +111,34 @@ def _located_rows(e: evidence.Evidence) -> list[tuple[str, str, bool]]:
         return []
     shared = overlap.describe(e.shared_where, tuple(e.shared_edges), e.shared_blocks, e.shared_chars,
                               e.rest_similarity)
-    marks = [m for m, on in (("reads as boilerplate", e.boilerplate), ("in quotation marks", e.quoted)) if on]
-    rows = [("Shared text", shared + (f" ({', '.join(marks)})" if marks else ""), e.shared_where == "edges")]
+    marks = [m for m, on in ((gettext("reads as boilerplate"), e.boilerplate),
+                             (gettext("in quotation marks"), e.quoted)) if on]
+    rows = [(gettext("Shared text"), shared + (f" ({', '.join(marks)})" if marks else ""), e.shared_where == "edges")]
     if (e.token_overlap or 0) >= suggest.SAME_WORDS and e.moved_blocks:
-        rows.append(("The same words in another order",
-                     f"{e.moved_blocks} block{'s' if e.moved_blocks != 1 else ''} moved", True))
+        rows.append((gettext("The same words in another order"),
+                     ngettext("{n} block moved", "{n} blocks moved", e.moved_blocks).format(n=e.moved_blocks), True))
     return rows
 
 
 def evidence_rows(data: dict) -> list[tuple[str, str, bool]]:
-    """The pair's evidence as (what, value, worth a look) rows for the pair page; [] for pairs of runs made
-    before evidence was kept."""
+    """The pair's evidence as (what, value, worth a look) rows for the pair page, in the interface's language;
+    [] for pairs of runs made before evidence was kept."""
     if not data:
         return []
     e = evidence.Evidence.from_dict(data)
     left_lang, right_lang = e.languages
-    orders = {"left-older": "left is older", "right-older": "right is older", "same": "the same", "": "unknown"}
+    orders = {"left-older": gettext("left is older"), "right-older": gettext("right is older"),
+              "same": gettext("the same"), "": gettext("unknown")}
     return [
-        ("Left's shingles found in the right", _share(e.containment_left), False),
-        ("Right's shingles found in the left", _share(e.containment_right), False),
-        ("The same once normalised", "yes" if e.same_normalised else "no", False),
-        ("Words changed · moved", f"{_share(e.changed_share)} · {_share(e.moved_share)}", False),
-        ("Length, shorter ÷ longer", _share(e.length_ratio), False),
+        (gettext("Left's shingles found in the right"), _share(e.containment_left), False),
+        (gettext("Right's shingles found in the left"), _share(e.containment_right), False),
+        (gettext("The same once normalised"), gettext("yes") if e.same_normalised else gettext("no"), False),
+        (gettext("Words changed · moved"), f"{_share(e.changed_share)} · {_share(e.moved_share)}", False),
+        (gettext("Length, shorter ÷ longer"), _share(e.length_ratio), False),
         *_located_rows(e),
-        ("Language tags", f"{left_lang} · {right_lang}" + (" — they differ" if e.languages_differ else ""),
-         e.languages_differ),
-        ("Source", "the same" if e.same_source else "different", False),
-        ("Version", orders[e.version_order], False),
-        ("Collected", orders[e.collected_order], False),
+        (gettext("Language tags"), f"{left_lang} · {right_lang}" + (gettext(" — they differ") if e.languages_differ
+                                                                    else ""), e.languages_differ),
+        (gettext("Source"), gettext("the same") if e.same_source else gettext("different"), False),
+        (gettext("Version"), orders[e.version_order], False),
+        (gettext("Collected"), orders[e.collected_order], False),
     ]

@@ -8,6 +8,7 @@ from django import template
 
 from dedup_site.jinja import partial
 from screening.engine.panes import PALETTE
+from screening.templatetags.labels import verdict_label
 
 register = template.Library()
 
@@ -17,4 +18,5 @@ def pair_panes(context):
     return partial("screening/pair_panes.html", pair=context["pair"], drawn=context["panes"],
                    counts=context["counts"], judgements=context.get("judgements"),
                    arbitrations=context.get("arbitrations"), evidence=context.get("evidence"),
-                   queue=context["nav"]["review"], palette=PALETTE)
+                   queue=context["nav"]["review"], palette=PALETTE,
+                   suggested=verdict_label(context["pair"].suggested_verdict or ""))

@@ -28,11 +28,12 @@
           // The page's status badge follows the job (it was written when the page was served).
           const badge = document.querySelector("[data-status-badge]");
           if (badge && state.status) {
-            badge.textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
+            const label = state.label || state.status;  // the state in the interface's language
+            badge.textContent = label.charAt(0).toUpperCase() + label.slice(1);
             badge.className = "badge status-" + state.status;
           }
           bar.querySelector(".label").textContent =
-            state.status + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "") +
+            (state.label || state.status) + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "") +
             (state.stage ? " — " + state.stage : "");
           renderStages(bar.querySelector(".stages"), state.stages || {});
           if (state.active) pending += 1;

@@ -37,7 +37,9 @@
     if (!reason || (reason.value && reason.value !== presetShown)) return;  // a typed reason stays
     presetShown = presets[verdict] || "";
     reason.value = presetShown;
-    reason.placeholder = presetShown ? "" : "no preset reason for " + verdict + ": press e and type one";
+    // The words come translated with the page (the reason box's data-no-preset), {verdict} filled in here.
+    const noPreset = reason.dataset.noPreset || "no preset reason for {verdict}: press e and type one";
+    reason.placeholder = presetShown ? "" : noPreset.replace("{verdict}", verdict);
   }
 
   if (form) {

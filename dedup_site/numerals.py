@@ -1,0 +1,32 @@
+"""Numbers and dates as the interface's language writes them: Persian digits (and the Persian decimal
+separator) in the fa interface, and optionally the Jalali calendar there. Only for what the interface itself
+shows (counts, scores, dates); never applied to document text, exports or anything stored, whose bytes stay
+the same whatever the language."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import jdatetime
+
+PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+_DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+# The few Django date-format letters the interface uses, as strftime directives for jdatetime.
+_STRFTIME = {"Y": "%Y", "m": "%m", "d": "%d", "H": "%H", "i": "%M", "s": "%S"}
+
+
+def local_digits(text: str, language: str) -> str:
+    """`text` with its ASCII digits (and a decimal point between digits) in the script of `language`."""
+    if not language.startswith("fa"):
+        return text
+    return _DECIMAL_POINT.sub("٫", text).translate(PERSIAN_DIGITS)
+
+
+def jalali(instant: dt.datetime | dt.date, fmt: str) -> str:
+    """`instant` (already in the time zone to show) in the Jalali calendar, `fmt` in Django's date letters
+    (Y m d H i s and punctuation only)."""
+    directive = "".join(_STRFTIME.get(char, char.replace("%", "%%")) for char in fmt)
+    if isinstance(instant, dt.datetime):
+        return jdatetime.datetime.fromgregorian(datetime=instant).strftime(directive)
+    return jdatetime.date.fromgregorian(date=instant).strftime(directive)

@@ -1,0 +1,35 @@
+"""Template filters for numbers and dates the interface shows (dedup_site.numerals): `digits` writes a count
+in the interface language's digits, `shown_date` an instant in the current time zone, in the Jalali calendar
+for fa when settings.JALALI_DATES is on, and in the language's digits. Exports and stored values never go
+through them."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django import template
+from django.conf import settings
+from django.utils import dateformat, timezone, translation
+
+from dedup_site.numerals import jalali, local_digits
+
+register = template.Library()
+
+
+@register.filter
+def digits(value) -> str:
+    return local_digits(str(value), translation.get_language() or "")
+
+
+@register.filter
+def shown_date(instant, fmt: str = "Y-m-d H:i") -> str:
+    if instant in (None, ""):
+        return ""
+    if isinstance(instant, dt.datetime) and timezone.is_aware(instant):
+        instant = timezone.localtime(instant)
+    language = translation.get_language() or ""
+    if language.startswith("fa") and settings.JALALI_DATES:
+        text = jalali(instant, fmt)
+    else:
+        text = dateformat.format(instant, fmt)
+    return local_digits(text, language)

@@ -1,0 +1,151 @@
+"""Every interface string marked and translated, the Jinja2 partials included; numbers and dates in the
+interface's language (Persian digits, optionally the Jalali calendar); exports the same bytes whatever the
+language."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import polib
+import pytest
+from django.template import engines
+from django.test import Client
+from django.urls import reverse
+from django.utils import translation
+
+from dedup_site.numerals import jalali, local_digits
+from review.sheets import sheet_exports, signing
+from screening.models import CandidatePair
+from tests.factories import copies_run
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = ROOT / "templates"
+CATALOGS = sorted(ROOT.glob("locale/*/LC_MESSAGES/django.po"))
+
+# What a template may show untranslated: names of formats, measures and fields that are the same in every
+# language (and the main element's class name, given through a block).
+ALLOWED = {"CSV", "UTC", "SHA-256", "Jaccard", "doc_id", "source_id", "TP", "FP", "FN", "wide"}
+
+_BLOCKS = re.compile(r"{%-?\s*(blocktranslate|blocktrans|comment|trans(?=\s+trimmed|\s*-?%}))\b.*?"
+                     r"{%-?\s*end\1\s*-?%}", re.S)
+_TAGS = re.compile(r"{%.*?%}|{{.*?}}|{#.*?#}", re.S)
+_UNREAD = re.compile(r"<(script|style|code|pre|kbd)\b[^>]*>.*?</\1>|<!--.*?-->", re.S)
+_SHOWN_ATTRIBUTE = re.compile(r"\b(?:title|placeholder|aria-label|alt)=\"([^\"]*)\"")
+_WORD = re.compile(r"[A-Za-z][\w'’-]*[A-Za-z\d]")
+
+
+def unmarked_words(source: str) -> list[str]:
+    """The words a template (Django's or Jinja2's) shows outside translation tags: text between elements and
+    the attributes people read (title, placeholder, aria-label, alt). Code and keys (<code>, <kbd>) are not
+    the interface's words."""
+    text = _TAGS.sub(" ", _BLOCKS.sub(" ", source))
+    text = _UNREAD.sub(" ", text)
+    chunks = [*_SHOWN_ATTRIBUTE.findall(text), *re.split(r"<[^>]*>", text)]
+    return [word for chunk in chunks for word in _WORD.findall(chunk) if word not in ALLOWED]
+
+
+def test_the_scanner_finds_english_outside_translation_tags():
+    source = '<p>{% translate "Saved" %} for you <b title="a hint">{{ n }}</b></p>'
+    assert sorted(unmarked_words(source)) == ["for", "hint", "you"]
+    assert unmarked_words("{% blocktranslate trimmed %}Run {{ pk }}{% endblocktranslate %} <kbd>Enter</kbd>") == []
+    assert unmarked_words('{{ _("Reason") }} <code>doc-content-v1</code> SHA-256 {% trans %}Skip{% endtrans %}') == []
+
+
+@pytest.mark.parametrize("path", sorted(TEMPLATES.rglob("*.html")), ids=lambda p: str(p.relative_to(TEMPLATES)))
+def test_no_template_shows_an_unmarked_english_word(path):
+    assert unmarked_words(path.read_text(encoding="utf-8")) == [], "mark it with {% translate %} or _()"
+
+
+def jinja_messages() -> set[str]:
+    """The messages the Jinja2 partials mark (_(), gettext, ngettext, {% trans %}), read by Jinja2's own
+    extractor: makemessages reads them only as far as Django's template syntax goes (a plain _("...")), so
+    this catches a partial that marks a string in a form makemessages cannot see."""
+    env = engines["jinja2"].env
+    found = set()
+    for path in sorted((TEMPLATES / "jinja2").rglob("*.html")):
+        for _line, _function, message in env.extract_translations(path.read_text(encoding="utf-8")):
+            found.update(m for m in (message if isinstance(message, tuple) else (message,)) if m)
+    return found
+
+
+@pytest.mark.parametrize("path", CATALOGS, ids=lambda p: p.parts[-3])
+def test_the_jinja2_partials_messages_are_in_the_catalogs(path):
+    messages = jinja_messages()
+    assert len(messages) > 30
+    catalog = polib.pofile(str(path))
+    translated = {e.msgid for e in catalog if e.translated() and not e.fuzzy and not e.obsolete}
+    assert messages - translated == set()
+
+
+@pytest.mark.django_db
+def test_the_pair_page_partials_speak_the_interface_language(import_records, editor):
+    pair = CandidatePair.objects.get(run=copies_run(import_records, 1))
+    client = Client(headers={"accept-language": "zh-CN"})
+    client.force_login(editor)
+    page = client.get(reverse("review:pair", args=[pair.pk])).content.decode()
+    assert "修订信号" in page and "保留的版本" in page and "撤销我的上一步" in page  # the panes and the verdict bar
+    assert "Revision signals" not in page and "Retained version" not in page
+
+
+def test_persian_digits_only_in_the_persian_interface():
+    assert local_digits("12 of 340, 0.915", "fa") == "۱۲ of ۳۴۰, ۰٫۹۱۵"
+    assert local_digits("12 of 340, 0.915", "zh-hans") == "12 of 340, 0.915"
+    assert local_digits("v1.2.3", "en") == "v1.2.3"
+
+
+def test_jalali_dates():
+    assert jalali(dt.datetime(2024, 3, 20, 14, 5), "Y-m-d H:i") == "1403-01-01 14:05"  # Nowruz 1403
+    assert jalali(dt.date(2026, 12, 6), "Y-m-d") == "1405-09-15"
+
+
+@pytest.mark.django_db
+def test_the_run_page_writes_its_counts_and_dates_in_persian_digits(import_records, editor, settings):
+    run = copies_run(import_records, 3)
+    client = Client(headers={"accept-language": "fa-IR"})
+    client.force_login(editor)
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert "<td>سندها</td><td class=\"num\">۶</td>" in page
+    created = local_digits(run.created_at.strftime("%Y-%m-%d %H:%M:%S"), "fa")
+    assert created in page
+    settings.JALALI_DATES = True
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert local_digits(jalali(run.created_at, "Y-m-d"), "fa") in page and created not in page
+    english = Client(headers={"accept-language": "en"})
+    english.force_login(editor)
+    page = english.get(run.get_absolute_url()).content.decode()
+    assert run.created_at.strftime("%Y-%m-%d %H:%M:%S") in page  # Gregorian and ASCII digits in English
+
+
+@pytest.mark.django_db
+def test_a_review_sheet_is_the_same_bytes_in_every_interface_language(reviewed, admin_user, settings):
+    settings.JALALI_DATES = True  # the most a language can change in what the interface shows
+    built = {}
+    for language in ("en", "fa", "zh-hans"):
+        with translation.override(language):
+            export = sheet_exports.sheet_export_build(
+                export=sheet_exports.sheet_export_create(run=reviewed, user=admin_user))
+            csv_path, manifest_path = sheet_exports.export_paths(export)
+            built[language] = (export, csv_path.read_bytes(), manifest_path.read_bytes())
+    # Each file is what the same export gives in English byte for byte (its rows chain through its own
+    # number, so two exports never share bytes); the manifests differ only in the export's identity and moment.
+    for language, (export, data, _manifest) in built.items():
+        with translation.override("en"):
+            lines = signing.csv_lines(export.pk, sheet_exports.sheet_records(
+                reviewed, sheet_exports.Selection.from_dict(export.selection)))
+            assert b"".join(lines) == data, language
+
+    def without_identity(manifest):
+        manifest = json.loads(manifest)
+        for key in ("export_id", "exported_at", "csv_file", "csv_sha256", "previous_export",
+                    "previous_manifest_sha256", "signature"):
+            manifest.pop(key)
+        return manifest
+
+    assert without_identity(built["en"][2]) == without_identity(built["fa"][2]) == without_identity(
+        built["zh-hans"][2])
+    for export, data, manifest in built.values():
+        assert not re.search("[۰-۹]", (data + manifest).decode("utf-8")), "no Persian digit in an export"
+        assert re.fullmatch(r"20\d\d-\d\d-\d\dT[\d:.]+Z", export.manifest["exported_at"])  # Gregorian, ISO
