@@ -10,7 +10,7 @@ from django.utils.translation import gettext, ngettext
 from dedup_site.prepared import Prepared
 from screening.engine import evidence, overlap, suggest
 from screening.models import CandidatePair, Document, ScreeningRun
-from screening.runs import display
+from screening.runs import display, reasons
 
 PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id",
                 "revision_signals", "template_share", "jaccard_without_template", "cluster", "suggested_verdict",
@@ -109,8 +109,8 @@ def _located_rows(e: evidence.Evidence) -> list[tuple[str, str, bool]]:
     """Where the shared text lies and whether the words are the same in another order (kept since issue 38)."""
     if not e.shared_where:
         return []
-    shared = overlap.describe(e.shared_where, tuple(e.shared_edges), e.shared_blocks, e.shared_chars,
-                              e.rest_similarity)
+    shared = reasons.shown_shared(overlap.describe(e.shared_where, tuple(e.shared_edges), e.shared_blocks,
+                                                   e.shared_chars, e.rest_similarity))
     marks = [m for m, on in ((gettext("reads as boilerplate"), e.boilerplate),
                              (gettext("in quotation marks"), e.quoted)) if on]
     rows = [(gettext("Shared text"), shared + (f" ({', '.join(marks)})" if marks else ""), e.shared_where == "edges")]

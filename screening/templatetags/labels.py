@@ -20,6 +20,7 @@ TERMS = {
     metrics.FALSE_POSITIVE: gettext_noop("false positive"),
     "tuning": gettext_noop("tuning"), "acceptance": gettext_noop("acceptance"),  # splits
     "rules": gettext_noop("rules"), "model": gettext_noop("model"),  # where a suggestion comes from
+    "no suggestion": gettext_noop("no suggestion"),  # screening.engine.metrics: a row of the suggestions table
 }
 
 
@@ -30,7 +31,7 @@ def term(key) -> str:
 
 @register.filter
 def verdict_label(key) -> str:
-    return gettext(Verdict(key).label) if key in Verdict._value2member_map_ else key
+    return gettext(Verdict(key).label) if key in Verdict._value2member_map_ else term(key)
 
 
 @register.filter

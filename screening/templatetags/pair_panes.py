@@ -8,6 +8,7 @@ from django import template
 
 from dedup_site.jinja import partial
 from screening.engine.panes import PALETTE
+from screening.runs.reasons import shown_reason
 from screening.templatetags.labels import verdict_label
 
 register = template.Library()
@@ -19,4 +20,5 @@ def pair_panes(context):
                    counts=context["counts"], judgements=context.get("judgements"),
                    arbitrations=context.get("arbitrations"), evidence=context.get("evidence"),
                    queue=context["nav"]["review"], palette=PALETTE,
-                   suggested=verdict_label(context["pair"].suggested_verdict or ""))
+                   suggested=verdict_label(context["pair"].suggested_verdict or ""),
+                   reasons=[shown_reason(reason) for reason in context["pair"].suggestion_reasons or ()])
