@@ -41,8 +41,9 @@ COUNT_WORDS = """() => {
       const bare = token.replace(/^[^A-Za-z]+|[^A-Za-z]+$/g, "");
       const foreign = /[\\u0600-\\u06FF\\u4E00-\\u9FFF]/.test(token);
       if (/(^|[^A-Za-z])\\.[A-Za-z]/.test(token)) continue;  // a file name or extension (.jsonl)
-      if (/^[A-Za-z][A-Za-z'’]*[A-Za-z]$/.test(bare) && !foreign) latin.push(bare);
-      else for (const run of token.match(/[\\u0600-\\u06FF\\u200C]+|[\\u4E00-\\u9FFF]+/g) || []) other.push(run);
+      if (/^[A-Za-z][A-Za-z'’]*[A-Za-z]$/.test(bare) && !foreign) { latin.push(bare); continue; }
+      const letters = token.replace(/[\\u06F0-\\u06F9\\u0660-\\u066C]/g, " ");  // digits are not words
+      for (const run of letters.match(/[\\u0600-\\u06FF\\u200C]+|[\\u4E00-\\u9FFF]+/g) || []) other.push(run);
     }
   }
   return {latin, other: other.length};
