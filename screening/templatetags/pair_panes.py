@@ -8,13 +8,17 @@ from django import template
 
 from dedup_site.jinja import partial
 from screening.engine.panes import PALETTE
+from screening.sides import retained_names, sides
 
 register = template.Library()
 
 
 @register.simple_tag(takes_context=True)
 def pair_panes(context):
-    return partial("screening/pair_panes.html", pair=context["pair"], drawn=context["panes"],
+    pair = context["pair"]
+    return partial("screening/pair_panes.html", pair=pair, drawn=context["panes"],
                    counts=context["counts"], judgements=context.get("judgements"),
                    arbitrations=context.get("arbitrations"), evidence=context.get("evidence"),
-                   queue=context["nav"]["review"], palette=PALETTE)
+                   queue=context["nav"]["review"], palette=PALETTE, sides=sides(),
+                   retained_name=retained_names(pair))
+
