@@ -113,6 +113,7 @@ def test_the_main_pages_read_well_in_each_language(browser, live_server, import_
         # The queue: a composing keystroke opens nothing; N on a Persian layout ("د") opens the next pair.
         page.goto(f"{live_server.url}/review/?run={run.pk}")
         check_page(page, f"{language}-queue", findings)
+        assert page.evaluate('new KeyboardEvent("keydown", {keyCode: 229, isComposing: true}).keyCode') == 229
         press(page, "د", "KeyN", composing=True)
         page.wait_for_timeout(150)
         assert "/review/pairs/" not in page.url
@@ -125,6 +126,7 @@ def test_the_main_pages_read_well_in_each_language(browser, live_server, import_
 
         # The panes mirror with the page in Persian: the pair's first ("left") document at the reading start.
         seen = sides_as_seen(page)
+        assert page.evaluate("[...document.querySelectorAll('pre.pane')].map(p => p.dir)") == ["auto", "auto"]
         assert (seen["left"]["x"] > seen["right"]["x"]) is rtl, seen
         screen_left = "right" if rtl else "left"  # the document drawn on the left of the screen
         assert seen[screen_left]["key"] == "l" and seen[screen_left]["side"].lower() == seen[screen_left]["word"]
