@@ -1,7 +1,8 @@
 """Load on gunicorn over loopback: 20 editors judging at once, then 50 users browsing queue and pair pages.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/dedup_load .venv/bin/python bench/load.py \
-        [--seconds 60] [--editors 20] [--browsers 50] [--pairs 20000] [--pause 1 5] [--web-workers 4]
+        [--seconds 60] [--editors 20] [--browsers 50] [--pairs 20000] [--pause 1 5] [--web-workers 4] \
+        [--language fa]
 
 The database must be a fresh, empty one (SQLite in a throwaway folder when DATABASE_URL is unset). Every
 request goes to 127.0.0.1 only; loops are bounded in time. Pairs join 2.2 KB near-duplicate documents, so
@@ -9,6 +10,7 @@ pair pages diff and highlight real text. Browsing users log in first, arrive spr
 wait a pause drawn from --pause between pages (Locust's `between(1, 5)` by default; `--pause 0 2` is the
 harsher one-second mean). Prints judgements submitted vs stored (none lost, none doubled), the latency
 percentiles of the browsing phase per page kind, and the CPU gunicorn and PostgreSQL spent per page.
+--language sets every request's Accept-Language (the pages in Persian, right to left; or zh-CN...).
 """
 
 from __future__ import annotations
@@ -45,10 +47,14 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 class Session:
+    language = "en"  # every request's Accept-Language (--language)
+
     def __init__(self):
         self.jar = http.cookiejar.CookieJar()
         self.follow = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
         self.stay = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect)
+        for opener in (self.follow, self.stay):
+            opener.addheaders = [*opener.addheaders, ("Accept-Language", self.language)]
 
     def get(self, path: str) -> tuple[int, str, str]:
         with self.follow.open(BASE + path, timeout=30) as response:
@@ -182,7 +188,9 @@ def main() -> None:
     parser.add_argument("--web-threads", type=int, default=1, help="threads per gunicorn worker (1: sync workers)")
     parser.add_argument("--pause", type=float, nargs=2, default=(1.0, 5.0), metavar=("MIN", "MAX"),
                         help="a browsing user's pause between pages, drawn uniformly (s); Locust's between(1, 5)")
+    parser.add_argument("--language", default="en", help="the browsers' Accept-Language: en, fa, zh-CN...")
     args = parser.parse_args()
+    Session.language = args.language
     run_id = setup(args.pairs, args.editors)
     from django.db import connections
 
@@ -220,6 +228,8 @@ def main() -> None:
         sessions = [Session() for _ in range(args.browsers)]
         for i, session in enumerate(sessions):
             session.login(f"editor{i % args.editors}")
+        _, _, home = sessions[0].get("/")
+        assert f'<html lang="{args.language.split("-")[0].lower()}' in home, "the pages are not in --language"
         times, errors = [], []
         cpu_before, server_before = os.times(), server_cpu(server)
         until = time.monotonic() + args.seconds
@@ -242,7 +252,8 @@ def main() -> None:
         for kind in ("queue", "pair"):
             some = sorted(ms for k, ms in times if k == kind)
             print(f"  {kind} pages: {len(some)}, median {statistics.median(some):.0f} ms, p95 {p95(some):.0f} ms")
-        print(f"CPU per page: gunicorn {per_page['gunicorn']:.1f} ms, PostgreSQL {per_page['postgres']:.1f} ms; "
+        print(f"Pages in {args.language!r}; "
+              f"CPU per page: gunicorn {per_page['gunicorn']:.1f} ms, PostgreSQL {per_page['postgres']:.1f} ms; "
               f"{len(times) / args.seconds:.1f} pages/s")
     finally:
         server.terminate()

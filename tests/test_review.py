@@ -288,7 +288,8 @@ def test_undo_records_a_newer_judgement_and_returns_the_pair_to_my_queue(import_
 def test_queue_filters_by_revision_signal_and_shows_the_badge(import_records, editor_client):
     run = seed_run(import_records)
     page = editor_client.get(reverse("review:queue"), {"run": run.pk, "signals": "yes"}).content.decode()
-    assert "每周归档 → 每天归档" in page and "A · C" in page and "B · C" in page and "A · B" not in page
+    signal = '<span dir="auto">每周归档</span> <span class="arrow">→</span> <span dir="auto">每天归档</span>'
+    assert signal in page and "A · C" in page and "B · C" in page and "A · B" not in page
     page = editor_client.get(reverse("review:queue"), {"run": run.pk, "signals": "no"}).content.decode()
     assert "A · B" in page and "A · C" not in page
 
@@ -341,7 +342,8 @@ def test_pair_page_shows_both_texts_metadata_scores_diff_and_keys(import_records
     ac = pair(run, "A", "C")
     page = editor_client.get(reverse("review:pair", args=[ac.pk])).content.decode()
     for text in ("demo-A", "demo-C", "Exact Jaccard", "MinHash estimate", "Template share", "Jaccard without template",
-                 "unit: 每周归档 → 每天归档", '<span class="run c0" data-run="0"', "<kbd>m</kbd>", "<kbd>k</kbd>",
+                 'unit: <span dir="auto">每周归档</span> <span class="arrow">→</span> <span dir="auto">每天归档</span>',
+                 '<span class="run c0" data-run="0"', "<kbd>m</kbd>", "<kbd>k</kbd>",
                  "Shared shingles", "Raw excerpts", ac.left.upload.source.sha256):
         assert text in page, text
 
@@ -521,7 +523,7 @@ def test_the_verdict_bar_offers_every_verdict_with_both_retained(import_records,
     page = editor_client.get(reverse("review:pair", args=[pair(run, "A", "B").pk])).content.decode()
     for i, verdict in enumerate(["keep-both", "merge-entry", "public-quote", "valid-revision", "arbitration"]):
         assert f'name="verdict" value="{verdict}" id="id_verdict_{i}" required>' in page
-    assert 'name="retained" value="both" id="id_retained_2" checked required>' in page
+    assert 'name="retained" value="both" id="id_retained_2" data-key="b" checked required>' in page
     assert page.count(" checked") == 1
 
 

@@ -5,6 +5,7 @@ from django.utils.html import json_script
 from dedup_site.jinja import partial
 from dedup_site.links import link
 from review.forms import SheetForm
+from screening.sides import retained_names, sides
 
 register = template.Library()
 
@@ -12,6 +13,12 @@ register = template.Library()
 @register.filter
 def get_item(mapping, key):
     return mapping.get(key, "")
+
+
+@register.filter
+def retained_doc(retained, pair):
+    """A judgement's retained version named by its document (screening.sides.retained_names)."""
+    return retained_names(pair).get(retained, retained)
 
 
 @register.inclusion_tag("review/_run_sheets.html", takes_context=True)
@@ -37,4 +44,5 @@ def verdict_bar(context, action: str, submit_label: str, skip_form: bool = False
                    undo_form=undo_form, csrf_input=csrf_input(context["request"]), keys=context["keys"],
                    suggested=pair.suggested_verdict, confidence=pair.suggestion_confidence,
                    verdict_radios=context["verdict_radios"], retained_radios=context["retained_radios"],
+                   sides=sides(), documents={"left": pair.left.doc_id, "right": pair.right.doc_id},
                    presets=json_script(context["presets"], "preset-reasons"))

@@ -9,6 +9,7 @@ from django import template
 from dedup_site.jinja import partial
 from screening.engine.panes import PALETTE
 from screening.runs.reasons import shown_reason
+from screening.sides import retained_names, sides
 from screening.templatetags.labels import verdict_label
 
 register = template.Library()
@@ -16,9 +17,11 @@ register = template.Library()
 
 @register.simple_tag(takes_context=True)
 def pair_panes(context):
-    return partial("screening/pair_panes.html", pair=context["pair"], drawn=context["panes"],
+    pair = context["pair"]
+    return partial("screening/pair_panes.html", pair=pair, drawn=context["panes"],
                    counts=context["counts"], judgements=context.get("judgements"),
                    arbitrations=context.get("arbitrations"), evidence=context.get("evidence"),
-                   queue=context["nav"]["review"], palette=PALETTE,
-                   suggested=verdict_label(context["pair"].suggested_verdict or ""),
-                   reasons=[shown_reason(reason) for reason in context["pair"].suggestion_reasons or ()])
+                   queue=context["nav"]["review"], palette=PALETTE, sides=sides(),
+                   retained_name=retained_names(pair),
+                   suggested=verdict_label(pair.suggested_verdict or ""),
+                   reasons=[shown_reason(reason) for reason in pair.suggestion_reasons or ()])

@@ -1,8 +1,9 @@
 // Keyboard-first review. A verdict key (k m q v a) picks the verdict and fills in its preset reason; Enter
 // saves it and opens the next pair, so a decision takes two keys. e types a reason of one's own (Escape
-// leaves the box); l r b pick the retained version wherever the focus is, except while typing; n skips;
-// u undoes. Clicking a highlighted run scrolls to its partner on the other side. Document text is never
-// written into the page from here: only classes, focus, form values and scrolling change.
+// leaves the box); l r b pick the retained version (the pane on the left of the screen, on the right, both)
+// wherever the focus is, except while typing; n skips; u undoes. Clicking a highlighted run scrolls to its
+// partner on the other side. Document text is never written into the page from here: only classes, focus,
+// form values and scrolling change.
 (function () {
   "use strict";
   const form = document.getElementById("judge-form");
@@ -15,7 +16,12 @@
   Object.entries(keysNode ? JSON.parse(keysNode.textContent) : {}).forEach(function (entry) {
     verdictKeys[entry[1]] = entry[0];
   });
-  const retainedKeys = {l: "left", r: "right", b: "both"};
+  // The retained version's keys come from the page too: l and r name the side of the screen a document is
+  // drawn on, which mirrors in a right-to-left language (screening.sides), b keeps both.
+  const retainedKeys = {};
+  document.querySelectorAll('#judge-form input[name="retained"][data-key]').forEach(function (input) {
+    retainedKeys[input.dataset.key] = input.value;
+  });
   let leaving = false;  // a form is being submitted: the server releases the lease itself
   let presetShown = "";  // the preset now in the reason box, replaced when another verdict is picked
 
