@@ -5,6 +5,7 @@ runs cost the pair page dearly (bench/HISTORY.md). Jinja2 escapes every text (au
 from __future__ import annotations
 
 from django import template
+from django.utils.translation import gettext
 
 from dedup_site.jinja import partial
 from screening.engine.panes import PALETTE
@@ -17,4 +18,7 @@ def pair_panes(context):
     return partial("screening/pair_panes.html", pair=context["pair"], drawn=context["panes"],
                    counts=context["counts"], judgements=context.get("judgements"),
                    arbitrations=context.get("arbitrations"), evidence=context.get("evidence"),
-                   queue=context["nav"]["review"], palette=PALETTE)
+                   queue=context["nav"]["review"], palette=PALETTE, reads=context.get("reads") or {},
+                   labels={"reads": gettext("reads as {language}"),
+                           "mismatch": gettext("The language check reads this text as another language than its "
+                                               "tag (the tag stays as imported)")})
