@@ -155,7 +155,7 @@ class Py3langid:
 class Langcheck:
     """py3langid as the project calls it (screening.engine.langcheck): varieties summed under their language."""
 
-    name = "langcheck (py3langid, varieties summed)"
+    name = "langcheck (py3langid, varieties summed, compiled walk)"
 
     def __init__(self) -> None:
         langcheck.detect("warm up")

@@ -223,3 +223,13 @@ def test_a_pair_of_documents_never_checked_shows_no_badge(import_records, editor
     run = completed_run("unchecked", near=True, threshold=0.5)
     page = editor_client.get(reverse("review:pair", args=[_twin_pair(run).pk])).content.decode()
     assert "language-mismatch" not in page and "The texts read as" not in page
+
+
+def test_the_compiled_walk_gives_py3langids_own_answers():
+    from bench.langid_choice import samples
+
+    texts = [PERSIAN, ENGLISH, GERMAN, CHINESE, PERSIAN.upper(), "Ｆｕｌｌ－ｗｉｄｔｈ ｔｅｘｔ"] + [
+        t for _, _, t in samples(3)]
+    for text in texts:
+        fast, reference = langcheck.detect(text), langcheck.detect_reference(text)
+        assert fast.language == reference.language and abs(fast.confidence - reference.confidence) < 1e-3, text
