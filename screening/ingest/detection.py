@@ -2,7 +2,7 @@
 and the documents whose tag disagrees with a confident detection listed on their upload.
 
 It runs once the import has committed (the upload job, import_corpus and detect_languages call it), not
-inside it: the identifier costs 15-40 times what storing a document does (README, "Language check"), and
+inside it: the identifier costs 6-25 times what storing a document does (README, "Language check"), and
 the documents are there to be screened meanwhile. The tag itself is never changed."""
 
 from __future__ import annotations
