@@ -148,6 +148,19 @@ def test_detect_languages_checks_documents_imported_before_the_check(import_reco
 
 
 @pytest.mark.django_db
+def test_the_document_page_shows_what_the_text_reads_as_beside_the_tag(checked, import_records, editor_client):
+    from screening.models import Document
+
+    wrong = Document.objects.get(doc_id="en-tagged-de")
+    page = editor_client.get(reverse("screening:document_detail", args=[wrong.pk])).content.decode()
+    assert "<dd>de</dd>" in page and f"<dd>en ({wrong.language_confidence:.2f})</dd>" in page
+    import_records("later", [{"doc_id": "x", "language": "en", "body": ENGLISH}])
+    later = Document.objects.get(corpus__name="later")
+    page = editor_client.get(reverse("screening:document_detail", args=[later.pk])).content.decode()
+    assert "not checked yet" in page
+
+
+@pytest.mark.django_db
 def test_the_upload_summary_lists_the_documents_whose_tag_disagrees(checked, editor_client):
     page = editor_client.get(reverse("screening:corpus_detail", args=["lang"])).content.decode()
     assert "does not read as its language tag" in page
