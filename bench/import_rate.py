@@ -2,9 +2,11 @@
 checkout side by side, each in a process of its own on a fresh database.
 
     .venv/bin/python bench/import_rate.py [--docs 20000] [--baseline /path/to/other/checkout] [--postgres]
+        [--database-prefix import_rate]
 
-With --postgres each tree imports into its own fresh database on 127.0.0.1:5432 (trust auth), else into
-SQLite in a throwaway folder.
+With --postgres each tree imports into its own fresh database on 127.0.0.1:5432 (trust auth), named by
+--database-prefix, else into SQLite in a throwaway folder. A tree with the language check
+(screening.ingest.detection) also reports it: it runs after the import commits, in the same upload job.
 """
 
 from __future__ import annotations
@@ -39,11 +41,24 @@ except ImportError:  # a checkout from before screening.ingest (7b775aa)
 upload = uploads.upload_create_from_path(corpus_name="c", path=Path({str(corpus)!r}))
 start = time.perf_counter()
 upload = uploads.upload_process(upload=upload)
+seconds = time.perf_counter() - start
 assert upload.status == "complete", upload.problems[:3]
-print(json.dumps({{"seconds": time.perf_counter() - start, "documents": upload.document_count}}))
+try:
+    from screening.ingest import detection
+except ImportError:  # a checkout from before the language check (issue 38)
+    detection = None
+check = None
+if detection is not None:
+    start = time.perf_counter()
+    detection.upload_language_check(upload=upload)
+    check = time.perf_counter() - start
+print(json.dumps({{"seconds": seconds, "check_seconds": check, "documents": upload.document_count}}))
 """
     out = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, check=True)
     r = json.loads(out.stdout.strip().splitlines()[-1])
+    if r["check_seconds"] is not None:
+        print(f"  (language check after the import: {r['documents'] / r['check_seconds']:,.0f} docs/s, "
+              f"{r['check_seconds'] / r['documents'] * 1e6:,.0f} µs a document)")
     return r["documents"] / r["seconds"]
 
 
@@ -61,6 +76,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=20000)
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--database-prefix", default="import_rate")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from bench.near_pass import generate
@@ -71,7 +87,7 @@ def main() -> None:
     trees = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this tree", HERE)]
     rates = {}
     for i, (name, tree) in enumerate(trees):
-        database = fresh_database(f"import_rate_{i}") if args.postgres else ""
+        database = fresh_database(f"{args.database_prefix}_{i}") if args.postgres else ""
         rates[name] = measure(tree, corpus, database)
         print(f"{name:<10} {'PostgreSQL' if args.postgres else 'SQLite'}: {rates[name]:,.0f} docs/s")
     if args.baseline:

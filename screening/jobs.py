@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dedup_site import background
 from screening.evaluation import audit
-from screening.ingest import uploads
+from screening.ingest import detection, uploads
 from screening.models import RunAudit, Upload
 from screening.runs import fanout, lifecycle
 
@@ -14,7 +14,11 @@ def upload_job(upload_id: int) -> dict:
     upload = Upload.objects.select_related("source", "corpus").get(pk=upload_id)
     with background.failure_recorded(lambda error: uploads.upload_fail(upload_id=upload_id, error=error)):
         upload = uploads.upload_process(upload=upload, on_progress=background.reporter("upload", upload_id))
-    return {"status": upload.status, "documents": upload.document_count}
+    # After the import's commit: the documents are there meanwhile, and a failure here leaves them be (the
+    # upload stays complete, unchecked, and detect_languages checks it again).
+    upload = detection.upload_language_check(upload=upload)
+    return {"status": upload.status, "documents": upload.document_count,
+            "language_mismatches": upload.language_mismatch_count}
 
 
 def upload_job_failed(job, connection, exc_type, exc_value, tb) -> None:

@@ -113,6 +113,12 @@ class Upload(BackgroundWork, models.Model):
     notices = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     job_id = models.CharField(max_length=64, blank=True)
+    # The language check, after the import commits (screening.ingest.detection): when it ran, and the documents
+    # whose tag disagrees with a confident detection ([{doc_id, place, tag, detected, confidence}], capped).
+    language_checked_at = models.DateTimeField(null=True, blank=True)
+    # Defaults in the database too: rows written by older code (and its migrations' models) leave them out.
+    language_mismatches = models.JSONField(default=list, blank=True, db_default=[])
+    language_mismatch_count = models.IntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["-uploaded_at", "-id"]
@@ -140,6 +146,10 @@ class Document(models.Model):
     # SHA-256 of the doc-content-v1 bytes, taken at import: the exact pass groups by it without reading bodies.
     # It only buckets candidates; a run still compares the full bytes of documents that share it.
     content_sha256 = models.CharField(max_length=64, default="")
+    # What the text reads as (screening.engine.langcheck, ISO 639-1) and how sure the identifier is, beside
+    # the tag, which stays as imported. "" and None: not checked yet (documents from before the check).
+    detected_language = models.CharField(max_length=8, blank=True, default="", db_default="")  # raw inserts too
+    language_confidence = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["doc_id"]

@@ -3,6 +3,8 @@ leaves the review record guarded in the database."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
@@ -151,3 +153,34 @@ def test_upgrading_refuses_user_names_that_differ_only_by_case_until_one_is_rena
     finally:
         call_command("migrate", verbosity=0)
     assert sorted(django_user_model.objects.values_list("username", flat=True)) == ["Kim", "kim-2"]
+
+
+BEFORE_THE_LANGUAGE_CHECK = [("screening", "0016_document_digest_index")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upgrading_to_the_language_check_keeps_every_document_unchecked_until_detect_languages():
+    english = "Mount the sensor on a dry wall at least thirty centimetres above the floor, then check the supply."
+    call_command("migrate", "screening", "0016", verbosity=0)
+    try:
+        models = MigrationExecutor(connection).loader.project_state(BEFORE_THE_LANGUAGE_CHECK).apps
+        corpus = models.get_model("screening", "Corpus").objects.create(name="old")
+        source = models.get_model("screening", "SourceFile").objects.create(sha256="d" * 64, size=10)
+        upload = models.get_model("screening", "Upload").objects.create(
+            corpus=corpus, source=source, original_name="old.jsonl", status="complete", document_count=2)
+        Document = models.get_model("screening", "Document")
+        for doc_id, tag in (("right-tag", "en"), ("wrong-tag", "fa")):
+            Document.objects.create(corpus=corpus, upload=upload, doc_id=doc_id, source_id=doc_id, language=tag,
+                                    body=english, place=f"old.jsonl line {len(doc_id)}")
+    finally:
+        call_command("migrate", verbosity=0)
+    from screening.models import Document, Upload
+
+    kept = Document.objects.filter(corpus__name="old").order_by("doc_id")
+    assert [(d.doc_id, d.language, d.body, d.detected_language, d.language_confidence) for d in kept] == [
+        ("right-tag", "en", english, "", None), ("wrong-tag", "fa", english, "", None)]
+    assert Upload.objects.get(pk=upload.pk).language_checked_at is None
+    call_command("detect_languages", stdout=io.StringIO())
+    assert list(kept.values_list("doc_id", "language", "detected_language")) == [
+        ("right-tag", "en", "en"), ("wrong-tag", "fa", "en")]  # the tags as they were
+    assert [m["doc_id"] for m in Upload.objects.get(pk=upload.pk).language_mismatches] == ["wrong-tag"]

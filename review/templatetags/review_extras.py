@@ -1,6 +1,7 @@
 from django import template
 from django.template.backends.utils import csrf_input
 from django.utils.html import json_script
+from django.utils.translation import gettext
 
 from dedup_site.jinja import partial
 from dedup_site.links import link
@@ -33,7 +34,9 @@ def run_sheets(context, run):
 def queue_rows(rows):
     """The queue's rows (a Jinja2 partial: bench/HISTORY.md)."""
     cluster_href = link("review:cluster", 1, 2).replace("/1/", "/{run}/", 1).replace("/2/", "/{n}/", 1)
-    return partial("review/queue_rows.html", rows=rows, cluster_href=cluster_href)
+    labels = {"reads": gettext("reads as {language}"),
+              "mismatch": gettext("A text of this pair reads as another language than its tag")}
+    return partial("review/queue_rows.html", rows=rows, cluster_href=cluster_href, labels=labels)
 
 
 @register.simple_tag(takes_context=True)

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from django.utils.translation import gettext, ngettext
 
 from dedup_site.prepared import Prepared
-from screening.engine import evidence, overlap, suggest
+from screening.engine import evidence, langcheck, overlap, suggest
 from screening.models import CandidatePair, Document, ScreeningRun
 from screening.runs import display, reasons
 
 PAIR_COLUMNS = ["left_id", "right_id", "pass", "jaccard", "minhash_estimate", "left_source_id", "right_source_id",
                 "revision_signals", "template_share", "jaccard_without_template", "cluster", "suggested_verdict",
-                "suggestion_confidence", "evidence"]
+                "suggestion_confidence", "evidence", "left_detected_language", "right_detected_language"]
 
 
 def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
@@ -24,18 +24,19 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
         .order_by("pass_name", "-jaccard", "left__doc_id", "right__doc_id")
         .values_list("left__doc_id", "right__doc_id", "pass_name", "jaccard", "minhash_estimate",
                      "left__source_id", "right__source_id", "revision_signals", "template_share",
-                     "jaccard_without_template", "cluster", "suggested_verdict", "suggestion_confidence", "evidence")
+                     "jaccard_without_template", "cluster", "suggested_verdict", "suggestion_confidence", "evidence",
+                     "left__detected_language", "right__detected_language")
     )
 
     def number(value) -> str:
         return "" if value is None else repr(float(value))
 
     for (left, right, pass_name, jaccard, estimate, left_source, right_source, signals, share, without,
-         cluster_number, suggested, confidence, found) in pairs.iterator(chunk_size=5000):
+         cluster_number, suggested, confidence, found, left_reads, right_reads) in pairs.iterator(chunk_size=5000):
         yield [left, right, pass_name, number(jaccard), number(estimate), left_source, right_source,
                "; ".join(f"{a} → {b}" for _, a, b in signals), number(share), number(without),
                "" if cluster_number is None else str(cluster_number), suggested, number(confidence),
-               json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else ""]
+               json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else "", left_reads, right_reads]
 
 
 def run_summary(run: ScreeningRun) -> str:
@@ -98,7 +99,40 @@ def pair_context(pair: CandidatePair) -> dict:
     both sides, the token diff with its revision signals, shared shingles and raw excerpts (drawn once and
     kept: screening.runs.display), and the evidence."""
     drawn, counts = display.pair_panes(pair)
-    return {"pair": pair, "panes": drawn, "counts": counts, "evidence": evidence_rows(pair.evidence)}
+    detections = (detection_of(pair.left), detection_of(pair.right))
+    return {"pair": pair, "panes": drawn, "counts": counts, "evidence": evidence_rows(pair.evidence, detections),
+            "reads": {"left": _reads_otherwise(pair.left.language, detections[0]),
+                      "right": _reads_otherwise(pair.right.language, detections[1])}}
+
+
+def detection_of(document: Document) -> langcheck.Detection:
+    """What the language check found (langcheck.UNKNOWN for a document not checked yet)."""
+    if document.language_confidence is None:
+        return langcheck.UNKNOWN
+    return langcheck.Detection(document.detected_language, document.language_confidence)
+
+
+def _reads_otherwise(tag: str, found: langcheck.Detection) -> str:
+    return f"{found.language} ({found.confidence:.2f})" if langcheck.disagrees(tag, found) else ""
+
+
+def _language_rows(e: evidence.Evidence, detections) -> list[tuple[str, str, bool]]:
+    """A language twin: which of its two tags the texts read as, when the check is sure of it."""
+    sure = [d for d in detections or () if d.confident]
+    if not e.languages_differ or not sure:
+        return []
+    reads = " · ".join(f"{d.language} ({d.confidence:.2f})" for d in detections)
+    if langcheck.base(e.languages[0]) == langcheck.base(e.languages[1]):
+        return [(gettext("The texts read as"), gettext("%(reads)s: both tags name %(language)s") % {
+            "reads": reads, "language": langcheck.base(e.languages[0])}, False)]
+    matches = {langcheck.matching_tag(e.languages, d) for d in sure}
+    if matches == {0}:
+        which = gettext("the left's tag (%(tag)s) is right") % {"tag": e.languages[0]}
+    elif matches == {1}:
+        which = gettext("the right's tag (%(tag)s) is right") % {"tag": e.languages[1]}
+    else:
+        which = gettext("neither tag matches") if matches == {None} else gettext("the two texts disagree")
+    return [(gettext("The texts read as"), f"{reads}: {which}", True)]
 
 
 def _share(value) -> str:
@@ -120,9 +154,10 @@ def _located_rows(e: evidence.Evidence) -> list[tuple[str, str, bool]]:
     return rows
 
 
-def evidence_rows(data: dict) -> list[tuple[str, str, bool]]:
+def evidence_rows(data: dict, detections=None) -> list[tuple[str, str, bool]]:
     """The pair's evidence as (what, value, worth a look) rows for the pair page, in the interface's language;
-    [] for pairs of runs made before evidence was kept."""
+    [] for pairs of runs made before evidence was kept. `detections`: both documents' language checks, which a
+    twin's row reads."""
     if not data:
         return []
     e = evidence.Evidence.from_dict(data)
@@ -138,6 +173,7 @@ def evidence_rows(data: dict) -> list[tuple[str, str, bool]]:
         *_located_rows(e),
         (gettext("Language tags"), f"{left_lang} · {right_lang}" + (gettext(" — they differ") if e.languages_differ
                                                                     else ""), e.languages_differ),
+        *_language_rows(e, detections),
         (gettext("Source"), gettext("the same") if e.same_source else gettext("different"), False),
         (gettext("Version"), orders[e.version_order], False),
         (gettext("Collected"), orders[e.collected_order], False),

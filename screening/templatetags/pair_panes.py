@@ -5,6 +5,7 @@ runs cost the pair page dearly (bench/HISTORY.md). Jinja2 escapes every text (au
 from __future__ import annotations
 
 from django import template
+from django.utils.translation import gettext
 
 from dedup_site.jinja import partial
 from screening.engine.panes import PALETTE
@@ -24,4 +25,8 @@ def pair_panes(context):
                    queue=context["nav"]["review"], palette=PALETTE, sides=sides(),
                    retained_name=retained_names(pair),
                    suggested=verdict_label(pair.suggested_verdict or ""),
-                   reasons=[shown_reason(reason) for reason in pair.suggestion_reasons or ()])
+                   reasons=[shown_reason(reason) for reason in pair.suggestion_reasons or ()],
+                   reads=context.get("reads") or {},
+                   labels={"reads": gettext("reads as {language}"),
+                           "mismatch": gettext("The language check reads this text as another language than its "
+                                               "tag (the tag stays as imported)")})

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from dedup_site.cli import ProgressBar
-from screening.ingest import uploads
+from screening.ingest import detection, uploads
 
 
 class Command(BaseCommand):
@@ -43,3 +43,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path.name} rejected: {upload.problem_count} problem(s); no document was added")
         self.stdout.write(f"{path.name}: {upload.document_count} documents added to corpus {upload.corpus.name} "
                           f"(source SHA-256 {upload.source.sha256})")
+        upload = detection.upload_language_check(upload=upload)
+        for m in upload.language_mismatches:
+            self.stdout.write(f"language: {m['place']} ({m['doc_id']}) is tagged {m['tag']} but reads as "
+                              f"{m['detected']} ({m['confidence']:.2f})")
