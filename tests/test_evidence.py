@@ -353,3 +353,38 @@ def test_a_shared_block_in_quotation_marks_is_a_quotation_even_at_the_edges():
     e = evidence_of(f"“{LICENCE}”\n\n{BODY_A}", f"{BODY_B}\n\n“{LICENCE}”")
     assert e.shared_where == "edges" and e.quoted
     assert suggest.suggest(e).verdict == "public-quote"
+
+
+def _layouts(rng) -> list[tuple[str, str]]:
+    """Pairs of every shape the shared text takes: whole, moved, at the edges, inside, quoted, none."""
+    sentences = SENTENCES[:]
+    out = [(BASE, BASE), (BASE, BASE.replace("12 V", "12 mV")), (BODY_A, BODY_B), ("", BODY_A), (BODY_A, "")]
+    for _ in range(40):
+        rng.shuffle(sentences)
+        left = rng.choice(["\n\n", "\n", " "]).join(sentences[: rng.randint(3, len(sentences))])
+        right = " ".join(rng.sample(sentences, rng.randint(2, len(sentences))))
+        out.append((left, right))
+        block = rng.choice([LICENCE, f"“{LICENCE}”", " ".join(sentences[:4])])
+        out += [(f"{block}\n\n{BODY_A}", f"{BODY_B}\n\n{block}"),
+                (f"{block}\n\n{BODY_A}\n\n{block}", f"{block} {BODY_B}"),
+                (f"{BODY_A} {block} {BODY_B}", f"{block}\n\nWe print it here."),
+                (f"{BODY_A}\n{left}", f"{right}\n{BODY_B}")]
+    return out
+
+
+def test_the_compiled_overlap_is_the_reference_one():
+    import random
+
+    from screening.engine import overlap, revision
+
+    seen = set()
+    for left, right in _layouts(random.Random(11)):
+        lp, rp = revision.Prepared(left), revision.Prepared(right)
+        tiled = revision.tiles(lp, rp)
+        found = overlap.analyse(lp, rp, tiled)
+        assert found == overlap.analyse_reference(lp, rp, tiled), (left, right)
+        seen.add((found.where, found.boilerplate, found.quoted, found.rest_similarity is None))
+        for side, n in ((0, len(lp.toks)), (1, len(rp.toks))):
+            assert revision.covered(tiled, n, side).tolist() == revision.covered_reference(tiled, n, side).tolist()
+    assert {w for w, *_ in seen} == {"whole", "edges", "inside", "none"} and {b for _, b, _, _ in seen} == {True, False}
+    assert {q for _, _, q, _ in seen} == {True, False} and {r for *_, r in seen} == {True, False}

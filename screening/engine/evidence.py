@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -81,6 +82,7 @@ class Evidence:
         return cls(**{"partial": False, **data, "languages": tuple(data["languages"])})
 
 
+@lru_cache(maxsize=4096)  # a document's version is read again for each of its pairs
 def _version_key(version: str) -> tuple:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in _VERSION_PART.findall(version.lower()))
 

@@ -17,7 +17,7 @@ from functools import cache
 
 import numpy as np
 
-from screening.engine import revision, tokdiff
+from screening.engine import kernels, revision, tokdiff
 
 JOIN = 3  # tokens between two tiles that still make one block (a word or two edited inside a quotation)
 EDGE = 0.05  # of a text's tokens (at least EDGE_TOKENS): a block this close to its start or end is at the edge
@@ -26,7 +26,7 @@ WHOLE = 0.9  # share of both texts inside shared blocks: the texts are one text
 MAJOR = 0.75  # share of the shared tokens in blocks at the edges: a header or footer (a sentence or two the
 # bodies happen to share elsewhere does not make it a quotation)
 BOILERPLATE_TERMS = 3  # distinct boilerplate words a shared block needs to read as boilerplate
-_QUOTES = set("\"“”«»„‟「」『』〝〞‘’‚'‹›")
+_QUOTES = frozenset("\"“”«»„‟「」『』〝〞‘’‚'‹›")
 
 # Words of licences, copyright notices, disclaimers, navigation and signatures, in the three languages (two
 # ideographs a term in Chinese). Written from what such texts say, not from any corpus.
@@ -144,20 +144,51 @@ _SPACE = re.compile(r"\s*")
 def _quoted(text: str, start: int, end: int) -> bool:
     """Whether quotation marks open before the span and close after it (spaces between allowed; a mark inside
     the first or last few characters counts, as a block ends at its last word)."""
-    before = text[max(0, start - 3):start + 1].strip()
-    after = text[max(start, end - 1):end + 3].strip()
-    return bool(set(before) & _QUOTES) and bool(set(after) & _QUOTES)
+    return not (_QUOTES.isdisjoint(text[max(0, start - 3):start + 1])
+                or _QUOTES.isdisjoint(text[max(start, end - 1):end + 3]))
+
+
+_SIDES = {0: "", tokdiff.EDGE_TOP: "top", tokdiff.EDGE_BOTTOM: "bottom",
+          tokdiff.EDGE_TOP | tokdiff.EDGE_BOTTOM: "top and bottom"}
 
 
 def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> Overlap:
-    """Where the shared text of two prepared texts lies (tiled: revision.tiles of the two)."""
+    """Where the shared text of two prepared texts lies (tiled: revision.tiles of the two): analyse_reference,
+    its arithmetic compiled (tokdiff.blocks, rest_pairs; in Python it was most of a pair's verification)."""
+    lt, rt = lp.toks, rp.toks
+    nl, nr = len(lt), len(rt)
+    total = (nl + nr) or 1
+    overlap = 2 * kernels.intersection_size(lp.sorted_hashes(), rp.sorted_hashes()) / total
+    if tiled.shape[0] == 0:
+        return Overlap(overlap, 0, "none", ("", ""), [], 0, (1.0, 1.0), None, False, False)
+    rows, spans, lfree, rfree, at_edges, lsides, rsides = tokdiff.blocks(
+        tiled, nl, nr, lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR)
+    rest = (round(lfree / nl, 4) if nl else 0.0, round(rfree / nr, 4) if nr else 0.0)
+    where = "whole" if max(rest) <= 1 - WHOLE else "edges" if at_edges else "inside"
+    spans = spans.tolist()
+    judged = where != "whole"  # marks and remainders only matter for what is not the whole text
+    similarity = None
+    if judged:
+        lkeys, rkeys, shared = tokdiff.rest_pairs(lt.hashes, rt.hashes, tiled)
+        similarity = round(shared / (lkeys + rkeys - shared), 4) if lkeys and rkeys else None
+    return Overlap(
+        overlap, int(tokdiff.out_of_order(tiled)), where,
+        (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""),
+        sorted(spans, key=lambda s: s[0] - s[1])[:5], sum(s[1] - s[0] for s in spans), rest, similarity,
+        where == "edges" and _boilerplate(lp, [tuple(b) for b in rows.tolist()]),
+        judged and any(_quoted(lp.text, s[0], s[1]) or _quoted(rp.text, s[2], s[3]) for s in spans),
+    )
+
+
+def analyse_reference(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> Overlap:
+    """Where the shared text of two prepared texts lies, in numpy and Python (tests hold analyse to it)."""
     lt, rt = lp.toks, rp.toks
     nl, nr = len(lt), len(rt)
     total = (nl + nr) or 1
     overlap = 2 * tokdiff.multiset_shared(lt.hashes, rt.hashes) / total  # not rounded: 1.0 means every token
     if tiled.shape[0] == 0:
         return Overlap(overlap, 0, "none", ("", ""), [], 0, (1.0, 1.0), None, False, False)
-    lcov, rcov = revision.covered(tiled, nl, 0), revision.covered(tiled, nr, 1)
+    lcov, rcov = revision.covered_reference(tiled, nl, 0), revision.covered_reference(tiled, nr, 1)
     lfree, rfree = np.diff(lcov) == 0, np.diff(rcov) == 0
     rest = (round(float(lfree.mean()), 4) if nl else 0.0, round(float(rfree.mean()), 4) if nr else 0.0)
     blocks = _blocks(tiled)

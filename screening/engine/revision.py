@@ -218,11 +218,11 @@ class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
     many pairs prepares each document once."""
 
-    __slots__ = ("text", "toks", "truncated", "_grams")
+    __slots__ = ("text", "toks", "truncated", "_grams", "_sorted")
 
     def __init__(self, text: str):
         self.text = text
-        self._grams = None
+        self._grams = self._sorted = None
         toks = _fast_tokens(text)
         if toks is None:  # the regular expression and the policy: the same tokens, slower
             listed = tokens(text)
@@ -237,6 +237,12 @@ class Prepared:
             keys = tokdiff.gram_keys(self.toks.hashes, TILE)
             self._grams = keys, kernels.index(keys)
         return self._grams
+
+    def sorted_hashes(self) -> np.ndarray:
+        """Its token hashes in order of value (the token multiset), made once for all the pairs it is in."""
+        if self._sorted is None:
+            self._sorted = np.sort(self.toks.hashes)
+        return self._sorted
 
 
 def prepare(text: str | Prepared) -> Prepared:
@@ -406,7 +412,12 @@ def tiles(lp: Prepared, rp: Prepared) -> np.ndarray:
 
 
 def covered(tiled: np.ndarray, n: int, side: int) -> np.ndarray:
-    """For each of a text's n tokens, 1 where a tile covers it (side 0: left, 1: right), as prefix sums."""
+    """For each of a text's n tokens, 1 where a tile covers it (side 0: left, 1: right), as prefix sums
+    (tokdiff.covered; covered_reference in numpy)."""
+    return tokdiff.covered(tiled, n, side)
+
+
+def covered_reference(tiled: np.ndarray, n: int, side: int) -> np.ndarray:
     marks = np.zeros(n + 1, dtype=np.int64)
     np.add.at(marks, tiled[:, side], 1)
     np.add.at(marks, tiled[:, side] + tiled[:, 2], -1)

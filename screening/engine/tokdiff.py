@@ -467,3 +467,100 @@ def out_of_order(rows):
         t = prev
         chain += 1
     return n - chain
+
+
+# --- where the shared blocks lie (overlap.analyse's arithmetic) -------------------------------------------
+
+EDGE_TOP, EDGE_BOTTOM = 1, 2  # a text's edges a header or footer sits at, as bits
+
+
+@njit(cache=True, nogil=True)
+def _edge(start, end, n, share, least):
+    """overlap's edge of a block of tokens start..end in a text of n: EDGE_TOP, EDGE_BOTTOM or 0."""
+    slack = max(least, int(share * n))
+    if start <= slack:
+        return EDGE_TOP
+    if end >= n - slack:
+        return EDGE_BOTTOM
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join, share, least, major):
+    """The tiles (rows in order of i) joined into blocks, consecutive in both texts and at most `join` tokens
+    apart, with where they lie: (blocks as token rows [i1, i2, j1, j2], the same as character spans [left
+    start, end, right start, end], free tokens of each text (in no tile), 1 when at least `major` of the shared
+    tokens lie in blocks at an edge of both texts, the edges of each text those blocks sit at (bits))."""
+    out = np.empty((max(tiled.shape[0], 1), 4), dtype=np.int64)
+    lcovered, rcovered = np.zeros(nl, dtype=np.bool_), np.zeros(nr, dtype=np.bool_)
+    k = 0
+    for t in range(tiled.shape[0]):
+        i, j, n = tiled[t, 0], tiled[t, 1], tiled[t, 2]
+        lcovered[i:i + n] = True
+        rcovered[j:j + n] = True
+        if k and 0 <= i - out[k - 1, 1] <= join and 0 <= j - out[k - 1, 3] <= join:
+            out[k - 1, 1], out[k - 1, 3] = i + n, j + n
+        else:
+            out[k, 0], out[k, 1], out[k, 2], out[k, 3] = i, i + n, j, j + n
+            k += 1
+    out = out[:k]
+    spans = np.empty((k, 4), dtype=np.int64)
+    at_edges = total = 0
+    lsides = rsides = 0
+    for b in range(k):
+        i1, i2, j1, j2 = out[b, 0], out[b, 1], out[b, 2], out[b, 3]
+        spans[b, 0], spans[b, 1], spans[b, 2], spans[b, 3] = lstarts[i1], lends[i2 - 1], rstarts[j1], rends[j2 - 1]
+        total += i2 - i1
+        left, right = _edge(i1, i2, nl, share, least), _edge(j1, j2, nr, share, least)
+        if left and right:
+            at_edges += i2 - i1
+            lsides |= left
+            rsides |= right
+    edged = total > 0 and at_edges >= major * total
+    return out, spans, nl - lcovered.sum(), nr - rcovered.sum(), edged, lsides, rsides
+
+
+@njit(cache=True, nogil=True)
+def _free_pair_keys(h, tiled, side):
+    """The sorted distinct keys of the text's pairs of neighbouring tokens that no tile covers."""
+    n = h.shape[0]
+    free = np.ones(n, dtype=np.bool_)
+    for t in range(tiled.shape[0]):
+        free[tiled[t, side]:tiled[t, side] + tiled[t, 2]] = False
+    keys = np.empty(max(n - 1, 0), dtype=np.uint64)
+    count = 0
+    for i in range(n - 1):
+        if free[i] and free[i + 1]:
+            keys[count] = h[i] * _G1 + h[i + 1]
+            count += 1
+    keys = np.sort(keys[:count])
+    unique = 0
+    for i in range(count):
+        if i == 0 or keys[i] != keys[i - 1]:
+            keys[unique] = keys[i]
+            unique += 1
+    return keys[:unique]
+
+
+@njit(cache=True, nogil=True)
+def rest_pairs(lh, rh, tiled):
+    """(distinct word pairs of each remainder, how many both remainders hold): the remainder of a text is its
+    tokens outside every tile, a word pair two neighbouring tokens of it."""
+    lkeys, rkeys = _free_pair_keys(lh, tiled, 0), _free_pair_keys(rh, tiled, 1)
+    return lkeys.shape[0], rkeys.shape[0], _intersection_size(lkeys, rkeys)
+
+
+@njit(cache=True, nogil=True)
+def covered(tiled, n, side):
+    """For each of a text's n tokens, 1 where a tile covers it (side 0: the left text, 1: the right), as
+    prefix sums: out[i] is how many of tokens 0..i-1 tiles cover (a token covered twice counts twice)."""
+    marks = np.zeros(n + 1, dtype=np.int64)
+    for t in range(tiled.shape[0]):
+        marks[tiled[t, side]] += 1
+        marks[tiled[t, side] + tiled[t, 2]] -= 1
+    out = np.zeros(n + 1, dtype=np.int64)
+    depth = 0
+    for i in range(n):
+        depth += marks[i]
+        out[i + 1] = out[i] + depth
+    return out
