@@ -355,6 +355,11 @@ def test_a_shared_block_in_quotation_marks_is_a_quotation_even_at_the_edges():
     assert suggest.suggest(e).verdict == "public-quote"
 
 
+LICENCE_ZH = "版权所有，保留一切权利。未经许可，禁止转载、复制或分发本文的任何部分，本软件按原样提供，不作任何担保。"
+LICENCE_FA = ("کلیه حقوق این اثر محفوظ است. هرگونه بازنشر یا کپی بدون مجوز کتبی ممنوع است و مسئولیت استفاده با "
+              "خواننده است.")
+
+
 def _layouts(rng) -> list[tuple[str, str]]:
     """Pairs of every shape the shared text takes: whole, moved, at the edges, inside, quoted, none."""
     sentences = SENTENCES[:]
@@ -364,7 +369,7 @@ def _layouts(rng) -> list[tuple[str, str]]:
         left = rng.choice(["\n\n", "\n", " "]).join(sentences[: rng.randint(3, len(sentences))])
         right = " ".join(rng.sample(sentences, rng.randint(2, len(sentences))))
         out.append((left, right))
-        block = rng.choice([LICENCE, f"“{LICENCE}”", " ".join(sentences[:4])])
+        block = rng.choice([LICENCE, f"“{LICENCE}”", " ".join(sentences[:4]), LICENCE_ZH, LICENCE_FA])
         out += [(f"{block}\n\n{BODY_A}", f"{BODY_B}\n\n{block}"),
                 (f"{block}\n\n{BODY_A}\n\n{block}", f"{block} {BODY_B}"),
                 (f"{BODY_A} {block} {BODY_B}", f"{block}\n\nWe print it here."),

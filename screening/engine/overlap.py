@@ -59,6 +59,16 @@ def _vocabulary() -> tuple[tuple[str, ...], frozenset[str]]:
     return tuple(sorted(set(words))), frozenset(pairs)
 
 
+@cache
+def _vocabulary_index() -> tuple[tuple, int, tuple]:
+    """The vocabulary as tokdiff.boilerplate reads it: (an index of the words' hashes, the longest word, an
+    index of the two-character terms' hashes)."""
+    words, pairs = _vocabulary()
+    pairs = sorted(p for p in pairs if len(p) == 2)  # previous + one character: no longer term can match
+    return (tokdiff.index(tokdiff.hash_strings(list(words))[0]), max(map(len, words)),
+            tokdiff.index(tokdiff.hash_strings(pairs)[0]) if pairs else tokdiff.index(np.zeros(0, np.uint64)))
+
+
 def _pair_keys(h: np.ndarray) -> np.ndarray:
     return h[:-1] * np.uint64(0x9E3779B97F4A7C15) + h[1:] if h.shape[0] > 1 else np.zeros(0, dtype=np.uint64)
 
@@ -175,7 +185,8 @@ def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> 
         overlap, int(tokdiff.out_of_order(tiled)), where,
         (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""),
         sorted(spans, key=lambda s: s[0] - s[1])[:5], sum(s[1] - s[0] for s in spans), rest, similarity,
-        where == "edges" and _boilerplate(lp, [tuple(b) for b in rows.tolist()]),
+        where == "edges" and tokdiff.boilerplate(lt.buf, lt.fs, lt.fe, rows, *_vocabulary_index(),
+                                                 BOILERPLATE_TERMS),  # _boilerplate, compiled
         judged and any(_quoted(lp.text, s[0], s[1]) or _quoted(rp.text, s[2], s[3]) for s in spans),
     )
 

@@ -564,3 +564,43 @@ def covered(tiled, n, side):
         depth += marks[i]
         out[i + 1] = out[i] + depth
     return out
+
+
+@njit(cache=True, nogil=True)
+def boilerplate(buf, fs, fe, rows, words, longest, pairs, need):
+    """Whether the tokens of these blocks (rows [i1, i2, ...]) hold `need` distinct terms: a word counts for
+    the shortest of `words` it starts with (an index of their hashes, none shorter than 3 code points, none
+    longer than `longest`), two neighbouring one-character tokens of a block for one of `pairs` (an index of
+    the hashes of two-character terms). Hashes are segment_hashes' FNV-1a, a prefix's read on the way."""
+    seen = np.full(need, -1, dtype=np.int64)
+    count = 0
+    for b in range(rows.shape[0]):
+        previous = -1  # the code point of the one-character token before, if that is what it was
+        for i in range(rows[b, 0], rows[b, 1]):
+            a, e = fs[i], fe[i]
+            hit = -1
+            if e - a >= 3:
+                h = FNV_OFFSET
+                for k in range(a, min(e, a + longest)):
+                    h = (h ^ np.uint64(buf[k])) * FNV_PRIME
+                    if k - a >= 2:
+                        w = _first(words[0], words[1], h)
+                        if w >= 0:
+                            hit = w
+                            break
+            elif e - a == 1 and previous >= 0:
+                h = (((FNV_OFFSET ^ np.uint64(previous)) * FNV_PRIME) ^ np.uint64(buf[a])) * FNV_PRIME
+                p = _first(pairs[0], pairs[1], h)
+                if p >= 0:
+                    hit = words[2].shape[0] + p
+            previous = buf[a] if e - a == 1 else -1
+            if hit >= 0:
+                new = True
+                for s in range(count):
+                    new = new and seen[s] != hit
+                if new:
+                    seen[count] = hit
+                    count += 1
+                    if count >= need:
+                        return True
+    return False
