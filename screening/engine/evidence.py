@@ -152,3 +152,13 @@ def for_near_partial(left_text: str | revision.Prepared, right_text: str | revis
         jaccard_without_template=template[1], partial=True, **metadata(left, right),
         **located(lp, rp, revision.tiles(lp, rp)),
     )
+
+
+def warm() -> None:
+    """Load the kernels of a pair's evidence once (from numba's cache, else compile): the token diff's
+    (revision.warm) and those of where the shared text lies, a header and footer of boilerplate included."""
+    revision.warm()
+    frame = "Copyright the authors, all rights reserved; provided without warranty or liability of any kind."
+    lp = revision.Prepared(f"{frame}\n\nwarm up the kernels on one text of its own here\n\n{frame}")
+    rp = revision.Prepared(f"{frame}\n\nand on another text that shares none of it at all\n\n{frame}")
+    located(lp, rp, revision.tiles(lp, rp))

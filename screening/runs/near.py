@@ -419,9 +419,19 @@ def doc_ids_of(pks) -> dict[int, str]:
     return out
 
 
+@functools.cache
+def warmed() -> None:
+    fast.warm()
+    evidence.warm()
+
+
 def verify(found: Candidates, config: minhash.NearConfig, report: Progress
            ) -> tuple[list[NearPair], int, dict[int, str]]:
-    """Verify every candidate in this job; also returns the doc_ids of the documents they involve."""
+    """Verify every candidate in this job; also returns the doc_ids of the documents they involve. The stage
+    `verify` begins here, with reading the documents: the kernels load first, once a process (a worker loads
+    them before it forks), which is no candidate's verification."""
+    warmed()
+    report(0.0, "verify")
     doc_ids: dict[int, str] = {}
     pairs, below_floor = verify_chunk(found.pairs, found.template, config, report, doc_ids)
     return pairs, below_floor, doc_ids
