@@ -163,26 +163,33 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
     return kept
 
 
-def tokenize(text: str, table: foldtable.Table, telling: tuple):
-    """(codes, starts, ends, buf, fs, fe, hashes, flags) of the text's tokens, or None when the text is for
-    the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
-    cp = foldtable.codepoints(text)
+@njit(cache=True, nogil=True)
+def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, widest, telling):
+    """_tokenize with its arrays made here (one call from Python instead of a dozen allocations there):
+    (count or -1, codes, starts, ends, buf, fs, fe, hashes, flags), each trimmed to the tokens kept."""
     size = cp.shape[0]
     codes = np.empty(size, dtype=np.uint8)
     starts, ends = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
     fs, fe = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
     hashes, flags = np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8)
     # Room for twice the text first (a text rarely folds longer; the widest case is 18 code points for one).
-    for room in (2 * size + 64, table.widest * size + 64):
-        buf = np.empty(room, dtype=np.uint32)
-        count = _tokenize(cp, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool,
-                          table.alnum, table.pairs, telling, codes, starts, ends, buf, fs, fe, hashes, flags)
-        if count != -2:
-            break
-    if count < 0:
-        return None
-    return (codes[:count], starts[:count], ends[:count], buf, fs[:count], fe[:count], hashes[:count],
-            flags[:count])
+    buf = np.empty(2 * size + 64, dtype=np.uint32)
+    count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf, fs,
+                      fe, hashes, flags)
+    if count == -2:
+        buf = np.empty(widest * size + 64, dtype=np.uint32)
+        count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf,
+                          fs, fe, hashes, flags)
+    n = max(count, 0)
+    return count, codes[:n], starts[:n], ends[:n], buf, fs[:n], fe[:n], hashes[:n], flags[:n]
+
+
+def tokenize(text: str, table: foldtable.Table, telling: tuple):
+    """(codes, starts, ends, buf, fs, fe, hashes, flags) of the text's tokens, or None when the text is for
+    the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
+    count, *found = _tokenized(foldtable.codepoints(text), tokscan.classes(), table.kind, table.start,
+                               table.length, table.ccc, table.pool, table.alnum, table.pairs, table.widest, telling)
+    return None if count < 0 else tuple(found)
 
 
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
