@@ -17,7 +17,7 @@ from functools import cache
 
 import numpy as np
 
-from screening.engine import kernels, revision, tokdiff
+from screening.engine import revision, tokdiff
 
 JOIN = 3  # tokens between two tiles that still make one block (a word or two edited inside a quotation)
 EDGE = 0.05  # of a text's tokens (at least EDGE_TOKENS): a block this close to its start or end is at the edge
@@ -168,21 +168,19 @@ def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> 
     lt, rt = lp.toks, rp.toks
     nl, nr = len(lt), len(rt)
     total = (nl + nr) or 1
-    overlap = 2 * kernels.intersection_size(lp.sorted_hashes(), rp.sorted_hashes()) / total
+    common, rows, spans, lfree, rfree, at_edges, lsides, rsides, moved, lkeys, rkeys, shared = tokdiff.shared_blocks(
+        lp.sorted_hashes(), rp.sorted_hashes(), lt.hashes, rt.hashes, tiled, lt.starts, lt.ends, rt.starts, rt.ends,
+        JOIN, EDGE, EDGE_TOKENS, MAJOR)
+    overlap = 2 * common / total
     if tiled.shape[0] == 0:
         return Overlap(overlap, 0, "none", ("", ""), [], 0, (1.0, 1.0), None, False, False)
-    rows, spans, lfree, rfree, at_edges, lsides, rsides = tokdiff.blocks(
-        tiled, nl, nr, lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR)
     rest = (round(lfree / nl, 4) if nl else 0.0, round(rfree / nr, 4) if nr else 0.0)
     where = "whole" if max(rest) <= 1 - WHOLE else "edges" if at_edges else "inside"
     spans = spans.tolist()
     judged = where != "whole"  # marks and remainders only matter for what is not the whole text
-    similarity = None
-    if judged:
-        lkeys, rkeys, shared = tokdiff.rest_pairs(lt.hashes, rt.hashes, tiled)
-        similarity = round(shared / (lkeys + rkeys - shared), 4) if lkeys and rkeys else None
+    similarity = round(shared / (lkeys + rkeys - shared), 4) if judged and lkeys and rkeys else None
     return Overlap(
-        overlap, int(tokdiff.out_of_order(tiled)), where,
+        overlap, moved, where,
         (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""),
         sorted(spans, key=lambda s: s[0] - s[1])[:5], sum(s[1] - s[0] for s in spans), rest, similarity,
         where == "edges" and tokdiff.boilerplate(lt.buf, lt.fs, lt.fe, rows, *_vocabulary_index(),

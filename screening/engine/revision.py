@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from screening.engine import foldtable, kernels, tokdiff, tokscan
+from screening.engine import foldtable, tokdiff, tokscan
 from screening.engine.normalize import POLICIES
 
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
@@ -234,8 +234,7 @@ class Prepared:
     def grams(self) -> tuple[np.ndarray, tuple]:
         """Its runs of TILE tokens as keys, and their index: made once for all the pairs it is in."""
         if self._grams is None:
-            keys = tokdiff.gram_keys(self.toks.hashes, TILE)
-            self._grams = keys, kernels.index(keys)
+            self._grams = tokdiff.gram_index(self.toks.hashes, TILE)
         return self._grams
 
     def sorted_hashes(self) -> np.ndarray:

@@ -611,3 +611,25 @@ def boilerplate(buf, fs, fe, rows, words, longest, pairs, need):
                     if count >= need:
                         return True
     return False
+
+
+@njit(cache=True, nogil=True)
+def shared_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share, least, major):
+    """What overlap.analyse reads of two texts' tiles, in one call: (tokens the two share counted with
+    repeats (their sorted hashes merged), then blocks' seven results, the tiles out of order, and
+    rest_pairs' three; without tiles only the first is worked out)."""
+    common = _intersection_size(lsorted, rsorted)
+    nl, nr = lh.shape[0], rh.shape[0]
+    rows, spans, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join,
+                                                              share, least, major)
+    if tiled.shape[0] == 0:
+        return common, rows, spans, lfree, rfree, edged, lsides, rsides, 0, 0, 0, 0
+    lkeys, rkeys, both = rest_pairs(lh, rh, tiled)
+    return common, rows, spans, lfree, rfree, edged, lsides, rsides, out_of_order(tiled), lkeys, rkeys, both
+
+
+@njit(cache=True, nogil=True)
+def gram_index(h, m):
+    """gram_keys of h and their index (kernels.index), in one call."""
+    keys = gram_keys(h, m)
+    return keys, _index(keys)
