@@ -433,15 +433,10 @@ def compare(left: str | Prepared, right: str | Prepared, tiled: np.ndarray | Non
     if rows.shape[0] == 0:
         return Comparison([], 0.0, 0.0)
     tiled = tiles(lp, rp) if tiled is None else tiled
-    lcov, rcov = covered(tiled, len(lp.toks), 0), covered(tiled, len(rp.toks), 1)
-    lsize, rsize = rows[:, 1] - rows[:, 0], rows[:, 3] - rows[:, 2]
-    lin, rin = lcov[rows[:, 1]] - lcov[rows[:, 0]], rcov[rows[:, 3]] - rcov[rows[:, 2]]
-    moved = (rows[:, 4] == 1) | ((lin >= MOVED_SHARE * lsize) & (rin >= MOVED_SHARE * rsize))
     # Of the stretches that did not move as a whole, the tiled tokens moved and the rest changed.
-    changed = np.where(moved, 0, lsize - lin + rsize - rin)
-    shifted = np.where(moved, lsize + rsize, lin + rin)
+    moved, changed, shifted = tokdiff.moved_rows(rows, tiled, len(lp.toks), len(rp.toks), MOVED_SHARE)
     found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
-    return Comparison([s for s in found if s is not None], int(changed.sum()) / total, int(shifted.sum()) / total)
+    return Comparison([s for s in found if s is not None], changed / total, shifted / total)
 
 
 def signals_text(found: list[Signal]) -> str:

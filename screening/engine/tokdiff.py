@@ -633,3 +633,24 @@ def gram_index(h, m):
     """gram_keys of h and their index (kernels.index), in one call."""
     keys = gram_keys(h, m)
     return keys, _index(keys)
+
+
+@njit(cache=True, nogil=True)
+def moved_rows(rows, tiled, nl, nr, share):
+    """Which differing stretches (changes' rows) only moved: marked so by changes, or with at least `share` of
+    their tokens on both sides inside tiles; and of all of them the tokens changed and the tokens moved (of a
+    stretch not moved as a whole, its tiled tokens moved and the rest changed): revision.compare's sums."""
+    lcov, rcov = covered(tiled, nl, 0), covered(tiled, nr, 1)
+    moved = np.zeros(rows.shape[0], dtype=np.bool_)
+    changed = shifted = 0
+    for g in range(rows.shape[0]):
+        i1, i2, j1, j2 = rows[g, 0], rows[g, 1], rows[g, 2], rows[g, 3]
+        lsize, rsize = i2 - i1, j2 - j1
+        lin, rin = lcov[i2] - lcov[i1], rcov[j2] - rcov[j1]
+        moved[g] = rows[g, 4] == 1 or (lin >= share * lsize and rin >= share * rsize)
+        if moved[g]:
+            shifted += lsize + rsize
+        else:
+            changed += lsize - lin + rsize - rin
+            shifted += lin + rin
+    return moved, changed, shifted
