@@ -393,3 +393,9 @@ def test_the_compiled_overlap_is_the_reference_one():
             assert revision.covered(tiled, n, side).tolist() == revision.covered_reference(tiled, n, side).tolist()
     assert {w for w, *_ in seen} == {"whole", "edges", "inside", "none"} and {b for _, b, _, _ in seen} == {True, False}
     assert {q for _, _, q, _ in seen} == {True, False} and {r for *_, r in seen} == {True, False}
+
+
+def test_evidence_as_a_dict_keeps_the_fields_in_order():
+    e = evidence_of(BASE, BASE.replace("12 V", "12 mV"))
+    assert list(e.as_dict()) == list(ev.Evidence.__dataclass_fields__)
+    assert list(ev.Evidence.from_dict(e.as_dict()).as_dict()) == list(ev.Evidence.__dataclass_fields__)
