@@ -127,6 +127,7 @@ def test_the_verify_stage_begins_before_the_documents_are_read_whatever_the_firs
     # Most candidates here fall below the floor: the stage's clock must not wait for the first one stored.
     verify = [fraction for stage, fraction in seen if stage == "verify"]
     assert verify[0] == 0.0 and verify[-1] == 1.0 and "verify" in run.stats["seconds"]
+    assert run.stats["near"]["verify_cpu_seconds"] >= 0  # beside the wall-clock seconds, in this process
 
 
 @pytest.mark.django_db
