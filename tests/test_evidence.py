@@ -388,6 +388,8 @@ def test_the_compiled_overlap_is_the_reference_one():
         tiled = revision.tiles(lp, rp)
         found = overlap.analyse(lp, rp, tiled)
         assert found == overlap.analyse_reference(lp, rp, tiled), (left, right)
+        again, tiled_again = overlap.analyse_tiled(lp, rp)
+        assert again == found and tiled_again.tolist() == tiled.tolist()
         seen.add((found.where, found.boilerplate, found.quoted, found.rest_similarity is None))
         for side, n in ((0, len(lp.toks)), (1, len(rp.toks))):
             assert revision.covered(tiled, n, side).tolist() == revision.covered_reference(tiled, n, side).tolist()

@@ -107,13 +107,13 @@ def for_exact(left: DocFacts, right: DocFacts) -> Evidence:
     return Evidence(1.0, 1.0, 1.0, True, 0.0, 0.0, 1.0, exact=True, **metadata(left, right))
 
 
-def located(lp: revision.Prepared, rp: revision.Prepared, tiled) -> dict:
-    """The Evidence fields that say where the shared text lies (overlap.analyse)."""
-    o = overlap.analyse(lp, rp, tiled)
+def located(lp: revision.Prepared, rp: revision.Prepared) -> tuple[dict, np.ndarray]:
+    """The Evidence fields that say where the shared text lies (overlap.analyse), and the texts' tiles."""
+    o, tiled = overlap.analyse_tiled(lp, rp)
     return {"token_overlap": o.token_overlap, "moved_blocks": o.moved_blocks, "shared_where": o.where,
             "shared_edges": list(o.edges), "shared_blocks": o.blocks, "shared_chars": o.shared_chars,
             "rest_left": o.rest[0], "rest_right": o.rest[1], "rest_similarity": o.rest_similarity,
-            "boilerplate": o.boilerplate, "quoted": o.quoted}
+            "boilerplate": o.boilerplate, "quoted": o.quoted}, tiled
 
 
 def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prepared, left_hashes: np.ndarray,
@@ -124,7 +124,7 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
     normalised" is a token diff with no change at all."""
     lp, rp = revision.prepare(left_text), revision.prepare(right_text)
     shared = fast.intersection_size(left_hashes, right_hashes) if shared is None else shared
-    tiled = revision.tiles(lp, rp)
+    where, tiled = located(lp, rp)
     comparison = revision.compare(lp, rp, tiled)
     longer = max(len(lp.text), len(rp.text)) or 1
     return Evidence(
@@ -132,8 +132,7 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
         comparison.changed_share == comparison.moved_share == 0, round(comparison.changed_share, 4),
         round(comparison.moved_share, 4), round(min(len(lp.text), len(rp.text)) / longer, 4),
         template_share=template[0], jaccard_without_template=template[1],
-        signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right),
-        **located(lp, rp, tiled),
+        signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right), **where,
     )
 
 
@@ -151,7 +150,7 @@ def for_near_partial(left_text: str | revision.Prepared, right_text: str | revis
         jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1), False, 0.0, 0.0,
         round(min(len(lp.text), len(rp.text)) / longer, 4), template_share=template[0],
         jaccard_without_template=template[1], partial=True, **metadata(left, right),
-        **located(lp, rp, revision.tiles(lp, rp)),
+        **located(lp, rp)[0],
     )
 
 
@@ -162,4 +161,5 @@ def warm() -> None:
     frame = "Copyright the authors, all rights reserved; provided without warranty or liability of any kind."
     lp = revision.Prepared(f"{frame}\n\nwarm up the kernels on one text of its own here\n\n{frame}")
     rp = revision.Prepared(f"{frame}\n\nand on another text that shares none of it at all\n\n{frame}")
-    located(lp, rp, revision.tiles(lp, rp))
+    located(lp, rp)
+    overlap.analyse(lp, rp, revision.tiles(lp, rp))

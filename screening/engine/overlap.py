@@ -165,27 +165,51 @@ def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> 
     """Where the shared text of two prepared texts lies (tiled: revision.tiles of the two): analyse_reference,
     its arithmetic compiled (tokdiff.blocks, rest_pairs; in Python it was most of a pair's verification)."""
     lt, rt = lp.toks, rp.toks
+    return _assembled(lp, rp, tiled, *tokdiff.shared_blocks(
+        lp.sorted_hashes(), rp.sorted_hashes(), lt.hashes, rt.hashes, tiled, lt.starts, lt.ends, rt.starts, rt.ends,
+        JOIN, EDGE, EDGE_TOKENS, MAJOR))
+
+
+def analyse_tiled(lp: revision.Prepared, rp: revision.Prepared) -> tuple[Overlap, np.ndarray]:
+    """analyse of the two texts and their tiles (revision.tiles), both in one compiled call."""
+    lt, rt = lp.toks, rp.toks
+    lkeys, _ = lp.grams()
+    _, rindex = rp.grams()
+    tiled, *found = tokdiff.tiled_blocks(
+        lt.hashes, rt.hashes, lkeys, rindex, revision.TILE, revision.ANCHORS, lp.sorted_hashes(), rp.sorted_hashes(),
+        lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR)
+    return _assembled(lp, rp, tiled, *found), tiled
+
+
+def _assembled(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray, common: int, rows: np.ndarray,
+               spans: np.ndarray, top: np.ndarray, chars: int, lfree: int, rfree: int, at_edges: bool, lsides: int,
+               rsides: int, moved: int, lkeys: int, rkeys: int, shared: int) -> Overlap:
+    """The Overlap from what tokdiff.shared_blocks worked out."""
+    lt, rt = lp.toks, rp.toks
     nl, nr = len(lt), len(rt)
     total = (nl + nr) or 1
-    common, rows, spans, lfree, rfree, at_edges, lsides, rsides, moved, lkeys, rkeys, shared = tokdiff.shared_blocks(
-        lp.sorted_hashes(), rp.sorted_hashes(), lt.hashes, rt.hashes, tiled, lt.starts, lt.ends, rt.starts, rt.ends,
-        JOIN, EDGE, EDGE_TOKENS, MAJOR)
     overlap = 2 * common / total
     if tiled.shape[0] == 0:
         return Overlap(overlap, 0, "none", ("", ""), [], 0, (1.0, 1.0), None, False, False)
     rest = (round(lfree / nl, 4) if nl else 0.0, round(rfree / nr, 4) if nr else 0.0)
     where = "whole" if max(rest) <= 1 - WHOLE else "edges" if at_edges else "inside"
-    spans = spans.tolist()
     judged = where != "whole"  # marks and remainders only matter for what is not the whole text
     similarity = round(shared / (lkeys + rkeys - shared), 4) if judged and lkeys and rkeys else None
     return Overlap(
         overlap, moved, where,
-        (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""),
-        sorted(spans, key=lambda s: s[0] - s[1])[:5], sum(s[1] - s[0] for s in spans), rest, similarity,
+        (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""), top.tolist(), chars, rest, similarity,
         where == "edges" and tokdiff.boilerplate(lt.buf, lt.fs, lt.fe, rows, *_vocabulary_index(),
                                                  BOILERPLATE_TERMS),  # _boilerplate, compiled
-        judged and any(_quoted(lp.text, s[0], s[1]) or _quoted(rp.text, s[2], s[3]) for s in spans),
+        judged and tokdiff.quoted(spans, _marks(lp), _marks(rp)),  # _quoted, compiled
     )
+
+
+_QUOTE_RE = re.compile("[" + re.escape("".join(sorted(_QUOTES))) + "]")
+
+
+def _marks(p: revision.Prepared) -> np.ndarray:
+    """The positions of the quotation marks in a prepared text, found once for all its pairs."""
+    return p.cached("quotes", lambda text: np.fromiter((m.start() for m in _QUOTE_RE.finditer(text)), np.int64))
 
 
 def analyse_reference(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> Overlap:

@@ -218,11 +218,11 @@ class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
     many pairs prepares each document once."""
 
-    __slots__ = ("text", "toks", "truncated", "_grams", "_sorted")
+    __slots__ = ("text", "toks", "truncated", "_grams", "_sorted", "_more")
 
     def __init__(self, text: str):
         self.text = text
-        self._grams = self._sorted = None
+        self._grams = self._sorted = self._more = None
         toks = _fast_tokens(text)
         if toks is None:  # the regular expression and the policy: the same tokens, slower
             listed = tokens(text)
@@ -236,6 +236,14 @@ class Prepared:
         if self._grams is None:
             self._grams = tokdiff.gram_index(self.toks.hashes, TILE)
         return self._grams
+
+    def cached(self, name: str, make):
+        """make(text), made once for all the pairs it is in (what a layer above reads of the text)."""
+        if self._more is None:
+            self._more = {}
+        if name not in self._more:
+            self._more[name] = make(self.text)
+        return self._more[name]
 
     def sorted_hashes(self) -> np.ndarray:
         """Its token hashes in order of value (the token multiset), made once for all the pairs it is in."""

@@ -496,8 +496,9 @@ def _edge(start, end, n, share, least):
 def blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join, share, least, major):
     """The tiles (rows in order of i) joined into blocks, consecutive in both texts and at most `join` tokens
     apart, with where they lie: (blocks as token rows [i1, i2, j1, j2], the same as character spans [left
-    start, end, right start, end], free tokens of each text (in no tile), 1 when at least `major` of the shared
-    tokens lie in blocks at an edge of both texts, the edges of each text those blocks sit at (bits))."""
+    start, end, right start, end], the five spans longest on the left, the left characters of all spans, free
+    tokens of each text (in no tile), 1 when at least `major` of the shared tokens lie in blocks at an edge of
+    both texts, the edges of each text those blocks sit at (bits))."""
     out = np.empty((max(tiled.shape[0], 1), 4), dtype=np.int64)
     lcovered, rcovered = np.zeros(nl, dtype=np.bool_), np.zeros(nr, dtype=np.bool_)
     k = 0
@@ -524,7 +525,12 @@ def blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join, share, least, ma
             lsides |= left
             rsides |= right
     edged = total > 0 and at_edges >= major * total
-    return out, spans, nl - lcovered.sum(), nr - rcovered.sum(), edged, lsides, rsides
+    # The five longest on the left, the first of equals first (a stable sort), and their characters in all.
+    top = spans[np.argsort(spans[:, 0] - spans[:, 1], kind="mergesort")[:5]]
+    chars = 0
+    for b in range(k):
+        chars += spans[b, 1] - spans[b, 0]
+    return out, spans, top, chars, nl - lcovered.sum(), nr - rcovered.sum(), edged, lsides, rsides
 
 
 @njit(cache=True, nogil=True)
@@ -616,16 +622,17 @@ def boilerplate(buf, fs, fe, rows, words, longest, pairs, need):
 @njit(cache=True, nogil=True)
 def shared_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share, least, major):
     """What overlap.analyse reads of two texts' tiles, in one call: (tokens the two share counted with
-    repeats (their sorted hashes merged), then blocks' seven results, the tiles out of order, and
+    repeats (their sorted hashes merged), then blocks' nine results, the tiles out of order, and
     rest_pairs' three; without tiles only the first is worked out)."""
     common = _intersection_size(lsorted, rsorted)
     nl, nr = lh.shape[0], rh.shape[0]
-    rows, spans, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join,
-                                                              share, least, major)
+    rows, spans, top, chars, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lstarts, lends, rstarts,
+                                                                          rends, join, share, least, major)
     if tiled.shape[0] == 0:
-        return common, rows, spans, lfree, rfree, edged, lsides, rsides, 0, 0, 0, 0
+        return common, rows, spans, top, chars, lfree, rfree, edged, lsides, rsides, 0, 0, 0, 0
     lkeys, rkeys, both = rest_pairs(lh, rh, tiled)
-    return common, rows, spans, lfree, rfree, edged, lsides, rsides, out_of_order(tiled), lkeys, rkeys, both
+    return (common, rows, spans, top, chars, lfree, rfree, edged, lsides, rsides, out_of_order(tiled), lkeys, rkeys,
+            both)
 
 
 @njit(cache=True, nogil=True)
@@ -654,3 +661,30 @@ def moved_rows(rows, tiled, nl, nr, share):
             changed += lsize - lin + rsize - rin
             shifted += lin + rin
     return moved, changed, shifted
+
+
+@njit(cache=True, nogil=True)
+def tiled_blocks(lh, rh, lkeys, rindex, m, anchors, lsorted, rsorted, lstarts, lends, rstarts, rends, join, share,
+                 least, major):
+    """tiles of the two texts and shared_blocks of those tiles in one call (tiles first, then shared_blocks'
+    results): a stored pair's tiles and where they lie cost two calls from Python less."""
+    tiled = tiles(lh, rh, lkeys, rindex, m, anchors)
+    return (tiled, *shared_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share,
+                                   least, major))
+
+
+@njit(cache=True, nogil=True)
+def quoted(spans, lquotes, rquotes):
+    """Whether a span [left start, end, right start, end] stands in quotation marks in either text: a mark
+    among the three characters before its start or its first, and one among its last or the three after its
+    end (overlap._quoted; `lquotes`, `rquotes` the sorted positions of the marks in each text)."""
+    for b in range(spans.shape[0]):
+        for side in range(2):
+            marks = lquotes if side == 0 else rquotes
+            start, end = spans[b, 2 * side], spans[b, 2 * side + 1]
+            lo = np.searchsorted(marks, max(0, start - 3))
+            if lo < marks.shape[0] and marks[lo] < start + 1:
+                at = np.searchsorted(marks, max(start, end - 1))
+                if at < marks.shape[0] and marks[at] < end + 3:
+                    return True
+    return False
