@@ -99,6 +99,8 @@ def _run(records: list[dict], name: str, policy: str):
     near = run.stats["near"]
     verify = run.stats.get("seconds", {}).get("verify")
     per = f"{verify / max(near['lsh_candidates'], 1) * 1e6:.0f} µs" if verify else "?"
+    if cpu := near.get("verify_cpu_seconds"):
+        per += f" ({cpu / max(near['lsh_candidates'], 1) * 1e6:.0f} µs of CPU)"
     print(f"{name}: {len(records):,} documents; run {seconds:.1f} s, {near['lsh_candidates']:,} candidates, "
           f"{len(found):,} pairs stored; verification {per} a candidate (the run's stats)")
     return run, found

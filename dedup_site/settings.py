@@ -297,7 +297,7 @@ RQ = {"WORKER_CLASS": "dedup_site.rq_worker.DedupWorker"}
 DEDUP_WORKER_REDIS_PATIENCE = env_int("DEDUP_WORKER_REDIS_PATIENCE", 60)
 # What a worker loads before it forks work-horses: the job modules, and the compiled kernels (warmed up).
 DEDUP_WORKER_PRELOAD = ["screening.jobs", "review.jobs", "screening.runs.near"]
-DEDUP_WORKER_WARM = ["screening.engine.fast.warm", "screening.engine.revision.warm"]
+DEDUP_WORKER_WARM = ["screening.engine.fast.warm", "screening.engine.evidence.warm"]
 
 # Ingest limits (bytes unless stated), counted while streaming, never from declared sizes.
 DEDUP_LIMITS = {

@@ -353,3 +353,51 @@ def test_a_shared_block_in_quotation_marks_is_a_quotation_even_at_the_edges():
     e = evidence_of(f"“{LICENCE}”\n\n{BODY_A}", f"{BODY_B}\n\n“{LICENCE}”")
     assert e.shared_where == "edges" and e.quoted
     assert suggest.suggest(e).verdict == "public-quote"
+
+
+LICENCE_ZH = "版权所有，保留一切权利。未经许可，禁止转载、复制或分发本文的任何部分，本软件按原样提供，不作任何担保。"
+LICENCE_FA = ("کلیه حقوق این اثر محفوظ است. هرگونه بازنشر یا کپی بدون مجوز کتبی ممنوع است و مسئولیت استفاده با "
+              "خواننده است.")
+
+
+def _layouts(rng) -> list[tuple[str, str]]:
+    """Pairs of every shape the shared text takes: whole, moved, at the edges, inside, quoted, none."""
+    sentences = SENTENCES[:]
+    out = [(BASE, BASE), (BASE, BASE.replace("12 V", "12 mV")), (BODY_A, BODY_B), ("", BODY_A), (BODY_A, "")]
+    for _ in range(40):
+        rng.shuffle(sentences)
+        left = rng.choice(["\n\n", "\n", " "]).join(sentences[: rng.randint(3, len(sentences))])
+        right = " ".join(rng.sample(sentences, rng.randint(2, len(sentences))))
+        out.append((left, right))
+        block = rng.choice([LICENCE, f"“{LICENCE}”", " ".join(sentences[:4]), LICENCE_ZH, LICENCE_FA])
+        out += [(f"{block}\n\n{BODY_A}", f"{BODY_B}\n\n{block}"),
+                (f"{block}\n\n{BODY_A}\n\n{block}", f"{block} {BODY_B}"),
+                (f"{BODY_A} {block} {BODY_B}", f"{block}\n\nWe print it here."),
+                (f"{BODY_A}\n{left}", f"{right}\n{BODY_B}")]
+    return out
+
+
+def test_the_compiled_overlap_is_the_reference_one():
+    import random
+
+    from screening.engine import overlap, revision
+
+    seen = set()
+    for left, right in _layouts(random.Random(11)):
+        lp, rp = revision.Prepared(left), revision.Prepared(right)
+        tiled = revision.tiles(lp, rp)
+        found = overlap.analyse(lp, rp, tiled)
+        assert found == overlap.analyse_reference(lp, rp, tiled), (left, right)
+        again, tiled_again = overlap.analyse_tiled(lp, rp)
+        assert again == found and tiled_again.tolist() == tiled.tolist()
+        seen.add((found.where, found.boilerplate, found.quoted, found.rest_similarity is None))
+        for side, n in ((0, len(lp.toks)), (1, len(rp.toks))):
+            assert revision.covered(tiled, n, side).tolist() == revision.covered_reference(tiled, n, side).tolist()
+    assert {w for w, *_ in seen} == {"whole", "edges", "inside", "none"} and {b for _, b, _, _ in seen} == {True, False}
+    assert {q for _, _, q, _ in seen} == {True, False} and {r for *_, r in seen} == {True, False}
+
+
+def test_evidence_as_a_dict_keeps_the_fields_in_order():
+    e = evidence_of(BASE, BASE.replace("12 V", "12 mV"))
+    assert list(e.as_dict()) == list(ev.Evidence.__dataclass_fields__)
+    assert list(ev.Evidence.from_dict(e.as_dict()).as_dict()) == list(ev.Evidence.__dataclass_fields__)

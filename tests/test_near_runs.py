@@ -118,6 +118,19 @@ def test_candidates_below_the_storage_floor_are_counted(import_records):
 
 
 @pytest.mark.django_db
+def test_the_verify_stage_begins_before_the_documents_are_read_whatever_the_first_candidate(import_records):
+    import_records("zh", SEED001)
+    run = runs.run_create(corpus=Corpus.objects.get(name="zh"), exact=True, near=True,
+                          near_config=NearConfig(storage_floor=0.8, threshold=0.8, bands=128, rows=1))
+    seen = []
+    run = runs.run_execute(run=run, on_progress=lambda fraction, stage: seen.append((stage, fraction)))
+    # Most candidates here fall below the floor: the stage's clock must not wait for the first one stored.
+    verify = [fraction for stage, fraction in seen if stage == "verify"]
+    assert verify[0] == 0.0 and verify[-1] == 1.0 and "verify" in run.stats["seconds"]
+    assert run.stats["near"]["verify_cpu_seconds"] >= 0  # beside the wall-clock seconds, in this process
+
+
+@pytest.mark.django_db
 def test_word_shingles_and_persian_policy_are_recorded_and_used(import_records):
     import_records("fa", [
         {"doc_id": "a", "language": "fa", "body": "راهنمای حسگر ولتاژ برحسب ولت است"},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -68,8 +69,9 @@ class Evidence:
         return max(self.containment_left, self.containment_right)
 
     def as_dict(self) -> dict:
-        # Field by field: dataclasses.asdict deep-copies every value.
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        # The instance's own dict, in field order (the generated __init__ sets them so): dataclasses.asdict
+        # deep-copies every value, and a getattr a field cost more than the copy.
+        data = dict(self.__dict__)
         data["languages"] = list(self.languages)
         data["signals"] = [list(s) for s in self.signals]
         data["shared_edges"] = list(self.shared_edges)
@@ -81,6 +83,7 @@ class Evidence:
         return cls(**{"partial": False, **data, "languages": tuple(data["languages"])})
 
 
+@lru_cache(maxsize=4096)  # a document's version is read again for each of its pairs
 def _version_key(version: str) -> tuple:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in _VERSION_PART.findall(version.lower()))
 
@@ -104,13 +107,13 @@ def for_exact(left: DocFacts, right: DocFacts) -> Evidence:
     return Evidence(1.0, 1.0, 1.0, True, 0.0, 0.0, 1.0, exact=True, **metadata(left, right))
 
 
-def located(lp: revision.Prepared, rp: revision.Prepared, tiled) -> dict:
-    """The Evidence fields that say where the shared text lies (overlap.analyse)."""
-    o = overlap.analyse(lp, rp, tiled)
+def located(lp: revision.Prepared, rp: revision.Prepared) -> tuple[dict, np.ndarray]:
+    """The Evidence fields that say where the shared text lies (overlap.analyse), and the texts' tiles."""
+    o, tiled = overlap.analyse_tiled(lp, rp)
     return {"token_overlap": o.token_overlap, "moved_blocks": o.moved_blocks, "shared_where": o.where,
             "shared_edges": list(o.edges), "shared_blocks": o.blocks, "shared_chars": o.shared_chars,
             "rest_left": o.rest[0], "rest_right": o.rest[1], "rest_similarity": o.rest_similarity,
-            "boilerplate": o.boilerplate, "quoted": o.quoted}
+            "boilerplate": o.boilerplate, "quoted": o.quoted}, tiled
 
 
 def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prepared, left_hashes: np.ndarray,
@@ -121,7 +124,7 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
     normalised" is a token diff with no change at all."""
     lp, rp = revision.prepare(left_text), revision.prepare(right_text)
     shared = fast.intersection_size(left_hashes, right_hashes) if shared is None else shared
-    tiled = revision.tiles(lp, rp)
+    where, tiled = located(lp, rp)
     comparison = revision.compare(lp, rp, tiled)
     longer = max(len(lp.text), len(rp.text)) or 1
     return Evidence(
@@ -129,8 +132,7 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
         comparison.changed_share == comparison.moved_share == 0, round(comparison.changed_share, 4),
         round(comparison.moved_share, 4), round(min(len(lp.text), len(rp.text)) / longer, 4),
         template_share=template[0], jaccard_without_template=template[1],
-        signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right),
-        **located(lp, rp, tiled),
+        signals=[[s.kind, s.left, s.right] for s in comparison.signals], **metadata(left, right), **where,
     )
 
 
@@ -148,5 +150,16 @@ def for_near_partial(left_text: str | revision.Prepared, right_text: str | revis
         jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1), False, 0.0, 0.0,
         round(min(len(lp.text), len(rp.text)) / longer, 4), template_share=template[0],
         jaccard_without_template=template[1], partial=True, **metadata(left, right),
-        **located(lp, rp, revision.tiles(lp, rp)),
+        **located(lp, rp)[0],
     )
+
+
+def warm() -> None:
+    """Load the kernels of a pair's evidence once (from numba's cache, else compile): the token diff's
+    (revision.warm) and those of where the shared text lies, a header and footer of boilerplate included."""
+    revision.warm()
+    frame = "Copyright the authors, all rights reserved; provided without warranty or liability of any kind."
+    lp = revision.Prepared(f"{frame}\n\nwarm up the kernels on one text of its own here\n\n{frame}")
+    rp = revision.Prepared(f"{frame}\n\nand on another text that shares none of it at all\n\n{frame}")
+    located(lp, rp)
+    overlap.analyse(lp, rp, revision.tiles(lp, rp))

@@ -12,8 +12,8 @@ same tokens in another order is a move, whatever the size of the blocks.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,7 +26,7 @@ WHOLE = 0.9  # share of both texts inside shared blocks: the texts are one text
 MAJOR = 0.75  # share of the shared tokens in blocks at the edges: a header or footer (a sentence or two the
 # bodies happen to share elsewhere does not make it a quotation)
 BOILERPLATE_TERMS = 3  # distinct boilerplate words a shared block needs to read as boilerplate
-_QUOTES = set("\"“”«»„‟「」『』〝〞‘’‚'‹›")
+_QUOTES = frozenset("\"“”«»„‟「」『』〝〞‘’‚'‹›")
 
 # Words of licences, copyright notices, disclaimers, navigation and signatures, in the three languages (two
 # ideographs a term in Chinese). Written from what such texts say, not from any corpus.
@@ -59,12 +59,21 @@ def _vocabulary() -> tuple[tuple[str, ...], frozenset[str]]:
     return tuple(sorted(set(words))), frozenset(pairs)
 
 
+@cache
+def _vocabulary_index() -> tuple[tuple, int, tuple]:
+    """The vocabulary as tokdiff.boilerplate reads it: (an index of the words' hashes, the longest word, an
+    index of the two-character terms' hashes)."""
+    words, pairs = _vocabulary()
+    pairs = sorted(p for p in pairs if len(p) == 2)  # previous + one character: no longer term can match
+    return (tokdiff.index(tokdiff.hash_strings(list(words))[0]), max(map(len, words)),
+            tokdiff.index(tokdiff.hash_strings(pairs)[0]) if pairs else tokdiff.index(np.zeros(0, np.uint64)))
+
+
 def _pair_keys(h: np.ndarray) -> np.ndarray:
     return h[:-1] * np.uint64(0x9E3779B97F4A7C15) + h[1:] if h.shape[0] > 1 else np.zeros(0, dtype=np.uint64)
 
 
-@dataclass(frozen=True)
-class Overlap:
+class Overlap(NamedTuple):  # a tuple: made for every stored pair, where a frozen dataclass costs microseconds
     token_overlap: float  # tokens the two share counted with repeats, of both texts' tokens (1.0: same words)
     moved_blocks: int  # shared blocks out of order
     where: str  # whole | edges | inside | none
@@ -144,20 +153,74 @@ _SPACE = re.compile(r"\s*")
 def _quoted(text: str, start: int, end: int) -> bool:
     """Whether quotation marks open before the span and close after it (spaces between allowed; a mark inside
     the first or last few characters counts, as a block ends at its last word)."""
-    before = text[max(0, start - 3):start + 1].strip()
-    after = text[max(start, end - 1):end + 3].strip()
-    return bool(set(before) & _QUOTES) and bool(set(after) & _QUOTES)
+    return not (_QUOTES.isdisjoint(text[max(0, start - 3):start + 1])
+                or _QUOTES.isdisjoint(text[max(start, end - 1):end + 3]))
+
+
+_SIDES = {0: "", tokdiff.EDGE_TOP: "top", tokdiff.EDGE_BOTTOM: "bottom",
+          tokdiff.EDGE_TOP | tokdiff.EDGE_BOTTOM: "top and bottom"}
 
 
 def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> Overlap:
-    """Where the shared text of two prepared texts lies (tiled: revision.tiles of the two)."""
+    """Where the shared text of two prepared texts lies (tiled: revision.tiles of the two): analyse_reference,
+    its arithmetic compiled (tokdiff.blocks, rest_pairs; in Python it was most of a pair's verification)."""
+    lt, rt = lp.toks, rp.toks
+    return _assembled(lp, rp, tiled, *tokdiff.shared_blocks(
+        lp.sorted_hashes(), rp.sorted_hashes(), lt.hashes, rt.hashes, tiled, lt.starts, lt.ends, rt.starts, rt.ends,
+        JOIN, EDGE, EDGE_TOKENS, MAJOR))
+
+
+def analyse_tiled(lp: revision.Prepared, rp: revision.Prepared) -> tuple[Overlap, np.ndarray]:
+    """analyse of the two texts and their tiles (revision.tiles), both in one compiled call."""
+    lt, rt = lp.toks, rp.toks
+    lkeys, _ = lp.grams()
+    _, rindex = rp.grams()
+    tiled, *found = tokdiff.tiled_blocks(
+        lt.hashes, rt.hashes, lkeys, rindex, revision.TILE, revision.ANCHORS, lp.sorted_hashes(), rp.sorted_hashes(),
+        lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR)
+    return _assembled(lp, rp, tiled, *found), tiled
+
+
+def _assembled(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray, common: int, rows: np.ndarray,
+               spans: np.ndarray, top: np.ndarray, chars: int, lfree: int, rfree: int, at_edges: bool, lsides: int,
+               rsides: int, moved: int, lkeys: int, rkeys: int, shared: int) -> Overlap:
+    """The Overlap from what tokdiff.shared_blocks worked out."""
+    lt, rt = lp.toks, rp.toks
+    nl, nr = len(lt), len(rt)
+    total = (nl + nr) or 1
+    overlap = 2 * common / total
+    if tiled.shape[0] == 0:
+        return Overlap(overlap, 0, "none", ("", ""), [], 0, (1.0, 1.0), None, False, False)
+    rest = (round(lfree / nl, 4) if nl else 0.0, round(rfree / nr, 4) if nr else 0.0)
+    where = "whole" if max(rest) <= 1 - WHOLE else "edges" if at_edges else "inside"
+    judged = where != "whole"  # marks and remainders only matter for what is not the whole text
+    similarity = round(shared / (lkeys + rkeys - shared), 4) if judged and lkeys and rkeys else None
+    return Overlap(
+        overlap, moved, where,
+        (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""), top.tolist(), chars, rest, similarity,
+        where == "edges" and tokdiff.boilerplate(lt.buf, lt.fs, lt.fe, rows, *_vocabulary_index(),
+                                                 BOILERPLATE_TERMS),  # _boilerplate, compiled
+        judged and tokdiff.quoted(spans, _marks(lp), _marks(rp)),  # _quoted, compiled
+    )
+
+
+_QUOTE_RE = re.compile("[" + re.escape("".join(sorted(_QUOTES))) + "]")
+
+
+def _marks(p: revision.Prepared) -> np.ndarray:
+    """The positions of the quotation marks in a prepared text, found once for all its pairs."""
+    return p.cached("quotes", lambda text: np.fromiter((m.start() for m in _QUOTE_RE.finditer(text)), np.int64))
+
+
+def analyse_reference(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> Overlap:
+    """Where the shared text of two prepared texts lies, in numpy and Python (tests hold analyse to it)."""
     lt, rt = lp.toks, rp.toks
     nl, nr = len(lt), len(rt)
     total = (nl + nr) or 1
     overlap = 2 * tokdiff.multiset_shared(lt.hashes, rt.hashes) / total  # not rounded: 1.0 means every token
     if tiled.shape[0] == 0:
         return Overlap(overlap, 0, "none", ("", ""), [], 0, (1.0, 1.0), None, False, False)
-    lcov, rcov = revision.covered(tiled, nl, 0), revision.covered(tiled, nr, 1)
+    lcov, rcov = revision.covered_reference(tiled, nl, 0), revision.covered_reference(tiled, nr, 1)
     lfree, rfree = np.diff(lcov) == 0, np.diff(rcov) == 0
     rest = (round(float(lfree.mean()), 4) if nl else 0.0, round(float(rfree.mean()), 4) if nr else 0.0)
     blocks = _blocks(tiled)

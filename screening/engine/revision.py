@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from screening.engine import foldtable, kernels, tokdiff, tokscan
+from screening.engine import foldtable, tokdiff, tokscan
 from screening.engine.normalize import POLICIES
 
 MAX_TOKENS = 50_000  # per side; beyond it the diff covers the beginning only (and says so)
@@ -218,11 +218,11 @@ class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
     many pairs prepares each document once."""
 
-    __slots__ = ("text", "toks", "truncated", "_grams")
+    __slots__ = ("text", "toks", "truncated", "_grams", "_sorted", "_more")
 
     def __init__(self, text: str):
         self.text = text
-        self._grams = None
+        self._grams = self._sorted = self._more = None
         toks = _fast_tokens(text)
         if toks is None:  # the regular expression and the policy: the same tokens, slower
             listed = tokens(text)
@@ -234,9 +234,22 @@ class Prepared:
     def grams(self) -> tuple[np.ndarray, tuple]:
         """Its runs of TILE tokens as keys, and their index: made once for all the pairs it is in."""
         if self._grams is None:
-            keys = tokdiff.gram_keys(self.toks.hashes, TILE)
-            self._grams = keys, kernels.index(keys)
+            self._grams = tokdiff.gram_index(self.toks.hashes, TILE)
         return self._grams
+
+    def cached(self, name: str, make):
+        """make(text), made once for all the pairs it is in (what a layer above reads of the text)."""
+        if self._more is None:
+            self._more = {}
+        if name not in self._more:
+            self._more[name] = make(self.text)
+        return self._more[name]
+
+    def sorted_hashes(self) -> np.ndarray:
+        """Its token hashes in order of value (the token multiset), made once for all the pairs it is in."""
+        if self._sorted is None:
+            self._sorted = np.sort(self.toks.hashes)
+        return self._sorted
 
 
 def prepare(text: str | Prepared) -> Prepared:
@@ -406,7 +419,12 @@ def tiles(lp: Prepared, rp: Prepared) -> np.ndarray:
 
 
 def covered(tiled: np.ndarray, n: int, side: int) -> np.ndarray:
-    """For each of a text's n tokens, 1 where a tile covers it (side 0: left, 1: right), as prefix sums."""
+    """For each of a text's n tokens, 1 where a tile covers it (side 0: left, 1: right), as prefix sums
+    (tokdiff.covered; covered_reference in numpy)."""
+    return tokdiff.covered(tiled, n, side)
+
+
+def covered_reference(tiled: np.ndarray, n: int, side: int) -> np.ndarray:
     marks = np.zeros(n + 1, dtype=np.int64)
     np.add.at(marks, tiled[:, side], 1)
     np.add.at(marks, tiled[:, side] + tiled[:, 2], -1)
@@ -423,15 +441,10 @@ def compare(left: str | Prepared, right: str | Prepared, tiled: np.ndarray | Non
     if rows.shape[0] == 0:
         return Comparison([], 0.0, 0.0)
     tiled = tiles(lp, rp) if tiled is None else tiled
-    lcov, rcov = covered(tiled, len(lp.toks), 0), covered(tiled, len(rp.toks), 1)
-    lsize, rsize = rows[:, 1] - rows[:, 0], rows[:, 3] - rows[:, 2]
-    lin, rin = lcov[rows[:, 1]] - lcov[rows[:, 0]], rcov[rows[:, 3]] - rcov[rows[:, 2]]
-    moved = (rows[:, 4] == 1) | ((lin >= MOVED_SHARE * lsize) & (rin >= MOVED_SHARE * rsize))
     # Of the stretches that did not move as a whole, the tiled tokens moved and the rest changed.
-    changed = np.where(moved, 0, lsize - lin + rsize - rin)
-    shifted = np.where(moved, lsize + rsize, lin + rin)
+    moved, changed, shifted = tokdiff.moved_rows(rows, tiled, len(lp.toks), len(rp.toks), MOVED_SHARE)
     found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
-    return Comparison([s for s in found if s is not None], int(changed.sum()) / total, int(shifted.sum()) / total)
+    return Comparison([s for s in found if s is not None], changed / total, shifted / total)
 
 
 def signals_text(found: list[Signal]) -> str:

@@ -163,26 +163,33 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
     return kept
 
 
-def tokenize(text: str, table: foldtable.Table, telling: tuple):
-    """(codes, starts, ends, buf, fs, fe, hashes, flags) of the text's tokens, or None when the text is for
-    the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
-    cp = foldtable.codepoints(text)
+@njit(cache=True, nogil=True)
+def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, widest, telling):
+    """_tokenize with its arrays made here (one call from Python instead of a dozen allocations there):
+    (count or -1, codes, starts, ends, buf, fs, fe, hashes, flags), each trimmed to the tokens kept."""
     size = cp.shape[0]
     codes = np.empty(size, dtype=np.uint8)
     starts, ends = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
     fs, fe = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
     hashes, flags = np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8)
     # Room for twice the text first (a text rarely folds longer; the widest case is 18 code points for one).
-    for room in (2 * size + 64, table.widest * size + 64):
-        buf = np.empty(room, dtype=np.uint32)
-        count = _tokenize(cp, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool,
-                          table.alnum, table.pairs, telling, codes, starts, ends, buf, fs, fe, hashes, flags)
-        if count != -2:
-            break
-    if count < 0:
-        return None
-    return (codes[:count], starts[:count], ends[:count], buf, fs[:count], fe[:count], hashes[:count],
-            flags[:count])
+    buf = np.empty(2 * size + 64, dtype=np.uint32)
+    count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf, fs,
+                      fe, hashes, flags)
+    if count == -2:
+        buf = np.empty(widest * size + 64, dtype=np.uint32)
+        count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf,
+                          fs, fe, hashes, flags)
+    n = max(count, 0)
+    return count, codes[:n], starts[:n], ends[:n], buf, fs[:n], fe[:n], hashes[:n], flags[:n]
+
+
+def tokenize(text: str, table: foldtable.Table, telling: tuple):
+    """(codes, starts, ends, buf, fs, fe, hashes, flags) of the text's tokens, or None when the text is for
+    the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
+    count, *found = _tokenized(foldtable.codepoints(text), tokscan.classes(), table.kind, table.start,
+                               table.length, table.ccc, table.pool, table.alnum, table.pairs, table.widest, telling)
+    return None if count < 0 else tuple(found)
 
 
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
@@ -467,3 +474,217 @@ def out_of_order(rows):
         t = prev
         chain += 1
     return n - chain
+
+
+# --- where the shared blocks lie (overlap.analyse's arithmetic) -------------------------------------------
+
+EDGE_TOP, EDGE_BOTTOM = 1, 2  # a text's edges a header or footer sits at, as bits
+
+
+@njit(cache=True, nogil=True)
+def _edge(start, end, n, share, least):
+    """overlap's edge of a block of tokens start..end in a text of n: EDGE_TOP, EDGE_BOTTOM or 0."""
+    slack = max(least, int(share * n))
+    if start <= slack:
+        return EDGE_TOP
+    if end >= n - slack:
+        return EDGE_BOTTOM
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join, share, least, major):
+    """The tiles (rows in order of i) joined into blocks, consecutive in both texts and at most `join` tokens
+    apart, with where they lie: (blocks as token rows [i1, i2, j1, j2], the same as character spans [left
+    start, end, right start, end], the five spans longest on the left, the left characters of all spans, free
+    tokens of each text (in no tile), 1 when at least `major` of the shared tokens lie in blocks at an edge of
+    both texts, the edges of each text those blocks sit at (bits))."""
+    out = np.empty((max(tiled.shape[0], 1), 4), dtype=np.int64)
+    lcovered, rcovered = np.zeros(nl, dtype=np.bool_), np.zeros(nr, dtype=np.bool_)
+    k = 0
+    for t in range(tiled.shape[0]):
+        i, j, n = tiled[t, 0], tiled[t, 1], tiled[t, 2]
+        lcovered[i:i + n] = True
+        rcovered[j:j + n] = True
+        if k and 0 <= i - out[k - 1, 1] <= join and 0 <= j - out[k - 1, 3] <= join:
+            out[k - 1, 1], out[k - 1, 3] = i + n, j + n
+        else:
+            out[k, 0], out[k, 1], out[k, 2], out[k, 3] = i, i + n, j, j + n
+            k += 1
+    out = out[:k]
+    spans = np.empty((k, 4), dtype=np.int64)
+    at_edges = total = 0
+    lsides = rsides = 0
+    for b in range(k):
+        i1, i2, j1, j2 = out[b, 0], out[b, 1], out[b, 2], out[b, 3]
+        spans[b, 0], spans[b, 1], spans[b, 2], spans[b, 3] = lstarts[i1], lends[i2 - 1], rstarts[j1], rends[j2 - 1]
+        total += i2 - i1
+        left, right = _edge(i1, i2, nl, share, least), _edge(j1, j2, nr, share, least)
+        if left and right:
+            at_edges += i2 - i1
+            lsides |= left
+            rsides |= right
+    edged = total > 0 and at_edges >= major * total
+    # The five longest on the left, the first of equals first (a stable sort), and their characters in all.
+    top = spans[np.argsort(spans[:, 0] - spans[:, 1], kind="mergesort")[:5]]
+    chars = 0
+    for b in range(k):
+        chars += spans[b, 1] - spans[b, 0]
+    return out, spans, top, chars, nl - lcovered.sum(), nr - rcovered.sum(), edged, lsides, rsides
+
+
+@njit(cache=True, nogil=True)
+def _free_pair_keys(h, tiled, side):
+    """The sorted distinct keys of the text's pairs of neighbouring tokens that no tile covers."""
+    n = h.shape[0]
+    free = np.ones(n, dtype=np.bool_)
+    for t in range(tiled.shape[0]):
+        free[tiled[t, side]:tiled[t, side] + tiled[t, 2]] = False
+    keys = np.empty(max(n - 1, 0), dtype=np.uint64)
+    count = 0
+    for i in range(n - 1):
+        if free[i] and free[i + 1]:
+            keys[count] = h[i] * _G1 + h[i + 1]
+            count += 1
+    keys = np.sort(keys[:count])
+    unique = 0
+    for i in range(count):
+        if i == 0 or keys[i] != keys[i - 1]:
+            keys[unique] = keys[i]
+            unique += 1
+    return keys[:unique]
+
+
+@njit(cache=True, nogil=True)
+def rest_pairs(lh, rh, tiled):
+    """(distinct word pairs of each remainder, how many both remainders hold): the remainder of a text is its
+    tokens outside every tile, a word pair two neighbouring tokens of it."""
+    lkeys, rkeys = _free_pair_keys(lh, tiled, 0), _free_pair_keys(rh, tiled, 1)
+    return lkeys.shape[0], rkeys.shape[0], _intersection_size(lkeys, rkeys)
+
+
+@njit(cache=True, nogil=True)
+def covered(tiled, n, side):
+    """For each of a text's n tokens, 1 where a tile covers it (side 0: the left text, 1: the right), as
+    prefix sums: out[i] is how many of tokens 0..i-1 tiles cover (a token covered twice counts twice)."""
+    marks = np.zeros(n + 1, dtype=np.int64)
+    for t in range(tiled.shape[0]):
+        marks[tiled[t, side]] += 1
+        marks[tiled[t, side] + tiled[t, 2]] -= 1
+    out = np.zeros(n + 1, dtype=np.int64)
+    depth = 0
+    for i in range(n):
+        depth += marks[i]
+        out[i + 1] = out[i] + depth
+    return out
+
+
+@njit(cache=True, nogil=True)
+def boilerplate(buf, fs, fe, rows, words, longest, pairs, need):
+    """Whether the tokens of these blocks (rows [i1, i2, ...]) hold `need` distinct terms: a word counts for
+    the shortest of `words` it starts with (an index of their hashes, none shorter than 3 code points, none
+    longer than `longest`), two neighbouring one-character tokens of a block for one of `pairs` (an index of
+    the hashes of two-character terms). Hashes are segment_hashes' FNV-1a, a prefix's read on the way."""
+    seen = np.full(need, -1, dtype=np.int64)
+    count = 0
+    for b in range(rows.shape[0]):
+        previous = -1  # the code point of the one-character token before, if that is what it was
+        for i in range(rows[b, 0], rows[b, 1]):
+            a, e = fs[i], fe[i]
+            hit = -1
+            if e - a >= 3:
+                h = FNV_OFFSET
+                for k in range(a, min(e, a + longest)):
+                    h = (h ^ np.uint64(buf[k])) * FNV_PRIME
+                    if k - a >= 2:
+                        w = _first(words[0], words[1], h)
+                        if w >= 0:
+                            hit = w
+                            break
+            elif e - a == 1 and previous >= 0:
+                h = (((FNV_OFFSET ^ np.uint64(previous)) * FNV_PRIME) ^ np.uint64(buf[a])) * FNV_PRIME
+                p = _first(pairs[0], pairs[1], h)
+                if p >= 0:
+                    hit = words[2].shape[0] + p
+            previous = buf[a] if e - a == 1 else -1
+            if hit >= 0:
+                new = True
+                for s in range(count):
+                    new = new and seen[s] != hit
+                if new:
+                    seen[count] = hit
+                    count += 1
+                    if count >= need:
+                        return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def shared_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share, least, major):
+    """What overlap.analyse reads of two texts' tiles, in one call: (tokens the two share counted with
+    repeats (their sorted hashes merged), then blocks' nine results, the tiles out of order, and
+    rest_pairs' three; without tiles only the first is worked out)."""
+    common = _intersection_size(lsorted, rsorted)
+    nl, nr = lh.shape[0], rh.shape[0]
+    rows, spans, top, chars, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lstarts, lends, rstarts,
+                                                                          rends, join, share, least, major)
+    if tiled.shape[0] == 0:
+        return common, rows, spans, top, chars, lfree, rfree, edged, lsides, rsides, 0, 0, 0, 0
+    lkeys, rkeys, both = rest_pairs(lh, rh, tiled)
+    return (common, rows, spans, top, chars, lfree, rfree, edged, lsides, rsides, out_of_order(tiled), lkeys, rkeys,
+            both)
+
+
+@njit(cache=True, nogil=True)
+def gram_index(h, m):
+    """gram_keys of h and their index (kernels.index), in one call."""
+    keys = gram_keys(h, m)
+    return keys, _index(keys)
+
+
+@njit(cache=True, nogil=True)
+def moved_rows(rows, tiled, nl, nr, share):
+    """Which differing stretches (changes' rows) only moved: marked so by changes, or with at least `share` of
+    their tokens on both sides inside tiles; and of all of them the tokens changed and the tokens moved (of a
+    stretch not moved as a whole, its tiled tokens moved and the rest changed): revision.compare's sums."""
+    lcov, rcov = covered(tiled, nl, 0), covered(tiled, nr, 1)
+    moved = np.zeros(rows.shape[0], dtype=np.bool_)
+    changed = shifted = 0
+    for g in range(rows.shape[0]):
+        i1, i2, j1, j2 = rows[g, 0], rows[g, 1], rows[g, 2], rows[g, 3]
+        lsize, rsize = i2 - i1, j2 - j1
+        lin, rin = lcov[i2] - lcov[i1], rcov[j2] - rcov[j1]
+        moved[g] = rows[g, 4] == 1 or (lin >= share * lsize and rin >= share * rsize)
+        if moved[g]:
+            shifted += lsize + rsize
+        else:
+            changed += lsize - lin + rsize - rin
+            shifted += lin + rin
+    return moved, changed, shifted
+
+
+@njit(cache=True, nogil=True)
+def tiled_blocks(lh, rh, lkeys, rindex, m, anchors, lsorted, rsorted, lstarts, lends, rstarts, rends, join, share,
+                 least, major):
+    """tiles of the two texts and shared_blocks of those tiles in one call (tiles first, then shared_blocks'
+    results): a stored pair's tiles and where they lie cost two calls from Python less."""
+    tiled = tiles(lh, rh, lkeys, rindex, m, anchors)
+    return (tiled, *shared_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share,
+                                   least, major))
+
+
+@njit(cache=True, nogil=True)
+def quoted(spans, lquotes, rquotes):
+    """Whether a span [left start, end, right start, end] stands in quotation marks in either text: a mark
+    among the three characters before its start or its first, and one among its last or the three after its
+    end (overlap._quoted; `lquotes`, `rquotes` the sorted positions of the marks in each text)."""
+    for b in range(spans.shape[0]):
+        for side in range(2):
+            marks = lquotes if side == 0 else rquotes
+            start, end = spans[b, 2 * side], spans[b, 2 * side + 1]
+            lo = np.searchsorted(marks, max(0, start - 3))
+            if lo < marks.shape[0] and marks[lo] < start + 1:
+                at = np.searchsorted(marks, max(start, end - 1))
+                if at < marks.shape[0] and marks[at] < end + 3:
+                    return True
+    return False

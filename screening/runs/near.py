@@ -22,7 +22,7 @@ from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import redis_kwargs
 from screening.engine import evidence, explain, fast, foldtable, lsh, minhash, revision
 from screening.engine.lsh_index import PersistentIndex
-from screening.engine.normalize import POLICIES
+from screening.engine.normalize import POLICIES, get_policy
 from screening.engine.shingle import VerifyKey
 from screening.models import Corpus, Document, DocumentSignature, IndexCandidate, LshIndex
 
@@ -241,6 +241,9 @@ class _Texts:
         # Every policy folds ASCII as the strongest does, so two ASCII texts the same under the strongest fold
         # have the same character shingles, a Jaccard of 1: below the threshold, no need to fold them to know.
         self._char = config.spec.kind == "char"
+        # Under the strongest fold itself, two texts the same once folded have the same character shingles: a
+        # Jaccard of 1, at or above any threshold, so a pair below it never is.
+        self._strongest = self._char and get_policy(config.policy) is STRONGEST
 
     def prepared(self, pk: int) -> revision.Prepared:
         """Tokenised (candidates come sorted, so a bounded cache does)."""
@@ -257,7 +260,7 @@ class _Texts:
 
     def same_under_strongest_fold(self, left: int, right: int) -> bool:
         """A copy the run's policy keeps apart (Persian digits under nfkc)."""
-        if self._char and self.bodies[left].isascii() and self.bodies[right].isascii():
+        if self._strongest or (self._char and self.bodies[left].isascii() and self.bodies[right].isascii()):
             return False
         return self._fold(left) == self._fold(right)
 
@@ -416,9 +419,19 @@ def doc_ids_of(pks) -> dict[int, str]:
     return out
 
 
+@functools.cache
+def warmed() -> None:
+    fast.warm()
+    evidence.warm()
+
+
 def verify(found: Candidates, config: minhash.NearConfig, report: Progress
            ) -> tuple[list[NearPair], int, dict[int, str]]:
-    """Verify every candidate in this job; also returns the doc_ids of the documents they involve."""
+    """Verify every candidate in this job; also returns the doc_ids of the documents they involve. The stage
+    `verify` begins here, with reading the documents: the kernels load first, once a process (a worker loads
+    them before it forks), which is no candidate's verification."""
+    warmed()
+    report(0.0, "verify")
     doc_ids: dict[int, str] = {}
     pairs, below_floor = verify_chunk(found.pairs, found.template, config, report, doc_ids)
     return pairs, below_floor, doc_ids
