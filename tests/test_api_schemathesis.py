@@ -16,6 +16,7 @@ from django.contrib.auth.models import Group
 
 from dedup_site import tokens
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
+from review.sheets import sheet_exports
 from screening.models import CandidatePair
 from tests.factories import reviewer, seed_run
 
@@ -40,6 +41,8 @@ def test_schemathesis_finds_no_server_error_and_every_answer_conforms(live_serve
     settings.DEDUP_API_RATE = ""  # the generated requests come faster than a pipeline's
     run = seed_run(import_records, reviews_required=2)
     assert CandidatePair.objects.filter(run=run).exists()
+    # A complete signed sheet, so that the sheet's files are fetched too (its CSV and its JSON manifest).
+    sheet_exports.sheet_export_build(export=sheet_exports.sheet_export_create(run=run))
     # One account with every role (a real admin who also reviews and arbitrates): no operation is only 403s.
     everyone = reviewer("fuzz-admin", "admin")
     everyone.groups.add(*Group.objects.filter(name__in=[EDITORS, ARBITERS]))

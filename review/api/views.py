@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -558,17 +558,20 @@ def sheet_detail(request, pk):
     return Response(_sheet_out(request, get_object_or_404(SheetExport, pk=pk)))
 
 
-@extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **_errors(401, 403, 404)},
+@extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT,
+                          **_errors(401, 403, 404)},
                parameters=[OpenApiParameter("part", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["csv", "manifest"])],
                tags=["sheets"])
 @api_view(["GET"])
 def sheet_file(request, pk, part):
-    """The sheet's CSV or its signed manifest, with the same permission as the export."""
+    """The sheet's CSV (text/csv) or its signed manifest (JSON), with the same permission as the export; read
+    through the app from wherever it is kept (the exports folder or a bucket)."""
     _require(request, EXPORT)
     if part not in ("csv", "manifest"):
         raise Http404("a sheet export has a csv and a manifest")
     export = get_object_or_404(SheetExport, pk=pk, status=SheetExport.Status.COMPLETE)
-    csv_path, manifest_path = sheet_exports.export_paths(export)
-    path = csv_path if part == "csv" else manifest_path
+    csv_name, manifest_name = sheet_exports.export_names(export)
     content_type = "text/csv; charset=utf-8" if part == "csv" else "application/json"
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type=content_type)  # noqa: SIM115
+    response = StreamingHttpResponse(sheet_exports.export_chunks(export, part), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{csv_name if part == "csv" else manifest_name}"'
+    return response
