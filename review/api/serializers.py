@@ -6,23 +6,18 @@ from rest_framework import serializers
 
 from review.models import Retained
 from review.selectors import BLIND_STATUSES, STATUSES
-from screening.models import JobStatus, Upload
-from screening.vocabulary import FINAL_VERDICTS, Verdict
+from screening.vocabulary import API_STATES, FINAL_VERDICTS, ApiState, Verdict
 
 S = serializers
 # The choice sets, named once for the schema (SPECTACULAR_SETTINGS' ENUM_NAME_OVERRIDES).
 STATUS_CHOICES = sorted({*STATUSES, *BLIND_STATUSES})
 VERDICTS = [v.value for v in Verdict]
 FINAL = [v.value for v in FINAL_VERDICTS]
-# A background job's state as the API says it (the issue's words, one set for uploads, runs and sheets); the
-# pages keep their own (complete, rejected). A rejected upload is `failed` with its `problems` (and `rejected`).
-API_STATES = {JobStatus.QUEUED: "queued", JobStatus.RUNNING: "running", JobStatus.COMPLETE: "done",
-              Upload.Status.REJECTED: "failed", JobStatus.FAILED: "failed"}
-STATES = ["queued", "running", "done", "failed"]
+STATES = [state.value for state in ApiState]
 
 
 def api_state(status: str) -> str:
-    return API_STATES[status]
+    return API_STATES[status].value
 
 
 class State(S.ChoiceField):
@@ -76,7 +71,8 @@ class UploadState(S.Serializer):
     original_name = S.CharField()
     language = S.CharField()
     status = State()
-    rejected = S.BooleanField(help_text="the file broke a rule (status failed, each problem listed)")
+    rejected = S.BooleanField(source="is_rejected",
+                              help_text="the file broke a rule (status failed, each problem listed)")
     uploaded_at = S.DateTimeField()
     finished_at = S.DateTimeField(allow_null=True)
     document_count = S.IntegerField()

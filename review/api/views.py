@@ -186,7 +186,7 @@ def upload_detail(request, pk):
     return Response(out.UploadState({**{f: getattr(upload, f) for f in (
         "id", "corpus_id", "original_name", "language", "status", "uploaded_at", "finished_at", "document_count",
         "problem_count", "problems", "problem_groups")}, "error": _last_line(upload.error),
-        "rejected": upload.status == Upload.Status.REJECTED}).data)
+        "is_rejected": upload.status == Upload.Status.REJECTED}).data)
 
 
 # --- runs ------------------------------------------------------------------------------------------------------
