@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
+from datetime import timedelta
 from functools import wraps
 
 from django import forms
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import exceptions, fields, permissions, serializers, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -75,6 +79,10 @@ def exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
+    request = context.get("request")
+    if request is not None and getattr(request, "accepted_renderer", None) is not None and not isinstance(
+            request.accepted_renderer, JSONRenderer):
+        request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type  # errors: JSON
     data = response.data
     if isinstance(exc, exceptions.ValidationError):
         if isinstance(data, dict):
@@ -165,9 +173,46 @@ def _fingerprint(request) -> str:
     return digest.hexdigest()
 
 
+PENDING = 0  # a claimed key whose first request is still running
+WAIT_SECONDS = 30  # how long a request with a claimed key waits for the first one's answer
+ABANDONED_SECONDS = 600  # a claim older than this with no answer is a crashed request's: taken over
+
+
+def _claim(user, key: str, fingerprint: str) -> IdempotentResponse | None:
+    """Claim the key for this request (None), or the earlier request's row. The claim is committed at once,
+    so a second request with the key (in another process, at the same moment) sees it: the key's unique
+    constraint lets only one claim exist."""
+    try:
+        with transaction.atomic():
+            IdempotentResponse.objects.create(user=user, key=key, request_sha256=fingerprint, status=PENDING,
+                                              body={})
+        return None
+    except IntegrityError:
+        return IdempotentResponse.objects.filter(user=user, key=key).first()
+
+
+def _answer_of(user, key: str, fingerprint: str) -> IdempotentResponse | None:
+    """Claim the key (None), or wait for the first request with it to answer and return its row."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        earlier = _claim(user, key, fingerprint)
+        if earlier is None:
+            return None
+        if earlier.request_sha256 != fingerprint or earlier.status != PENDING:
+            return earlier
+        if earlier.created_at < timezone.now() - timedelta(seconds=ABANDONED_SECONDS):
+            IdempotentResponse.objects.filter(pk=earlier.pk, status=PENDING).delete()
+            continue
+        if time.monotonic() > deadline:
+            raise Conflict(f"a request with {IDEMPOTENCY_HEADER} {key!r} is still running; try again later")
+        time.sleep(0.05)
+
+
 def idempotent(method):
     """A creating endpoint honours `Idempotency-Key`: the same key and body return the first (successful)
-    response and create nothing; the same key with another body is a 409."""
+    response and create nothing; the same key with another body is a 409. Two requests with one key at the
+    same moment: the first claims the key (a row under a unique constraint), the second waits for its answer
+    (or, if the first was refused, runs itself)."""
 
     @wraps(method)
     def wrapped(request, *args, **kwargs):
@@ -177,18 +222,19 @@ def idempotent(method):
         if len(key) > 200:
             raise exceptions.ValidationError({IDEMPOTENCY_HEADER: ["at most 200 characters"]})
         fingerprint = _fingerprint(request)
-        earlier = IdempotentResponse.objects.filter(user=request.user, key=key).first()
+        earlier = _answer_of(request.user, key, fingerprint)
         if earlier is None:
-            response = method(request, *args, **kwargs)
-            if not 200 <= response.status_code < 300:
-                return response  # a refusal is not kept: the same key may try again
+            claim = IdempotentResponse.objects.filter(user=request.user, key=key, status=PENDING)
             try:
-                with transaction.atomic():
-                    IdempotentResponse.objects.create(user=request.user, key=key, request_sha256=fingerprint,
-                                                      status=response.status_code, body=response.data)
+                response = method(request, *args, **kwargs)
+            except BaseException:
+                claim.delete()  # a refusal is not kept: the same key may try again
+                raise
+            if not 200 <= response.status_code < 300:
+                claim.delete()
                 return response
-            except IntegrityError:  # the same key at the same moment: the first one stored is the answer
-                earlier = IdempotentResponse.objects.get(user=request.user, key=key)
+            claim.update(status=response.status_code, body=response.data)
+            return response
         if earlier.request_sha256 != fingerprint:
             raise Conflict(f"{IDEMPOTENCY_HEADER} {key!r} was used for another request; use a new key")
         replay = Response(earlier.body, status=earlier.status)

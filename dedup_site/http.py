@@ -33,22 +33,36 @@ def id_param(request, name: str) -> int | None:
     return None
 
 
+API_PREFIX = "/api/"
+
+
 def refuse_nul_parameters(get_response):
     """Middleware: a NUL character in the address or in a query or form parameter is answered 400 (naming the
     parameter).
     No text the product stores or searches may hold one (PostgreSQL refuses it), and no form needs it."""
-    from django.http import HttpResponseBadRequest
+    from django.http import HttpResponseBadRequest, JsonResponse
+    from django.http.multipartparser import MultiPartParserError
+
+    def refuse(request, text: str, name: str):
+        if request.path.startswith(API_PREFIX):  # the API's errors are JSON naming the field
+            return JsonResponse({"detail": text, "errors": {name: ["contains a NUL character"]}}, status=400)
+        return HttpResponseBadRequest(text, content_type="text/plain; charset=utf-8")
 
     def middleware(request):
         if "\x00" in request.path:
-            return HttpResponseBadRequest("Refused: the address contains a NUL character.",
-                                          content_type="text/plain; charset=utf-8")
-        for source in (request.GET, request.POST) if request.method == "POST" else (request.GET,):
+            return refuse(request, "Refused: the address contains a NUL character.", "path")
+        try:
+            sources = (request.GET, request.POST) if request.method == "POST" else (request.GET,)
+        except MultiPartParserError as error:  # a multipart body that is not one (no boundary...)
+            if request.path.startswith(API_PREFIX):
+                return JsonResponse({"detail": f"the body is not multipart/form-data: {error}", "errors": {}},
+                                    status=400)
+            raise
+        for source in sources:
             for name, values in source.lists():
                 if "\x00" in name or any("\x00" in value for value in values):
-                    return HttpResponseBadRequest(
-                        f"Refused: the parameter {name.replace(chr(0), '')!r} contains a NUL character.",
-                        content_type="text/plain; charset=utf-8")
+                    clean = name.replace(chr(0), "")
+                    return refuse(request, f"Refused: the parameter {clean!r} contains a NUL character.", clean)
         return get_response(request)
 
     return middleware

@@ -178,7 +178,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["dedup_site.api_auth.TokenRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.MultiPartParser",
+    "DEFAULT_PARSER_CLASSES": ["dedup_site.api_parsers.ObjectJSONParser", "rest_framework.parsers.MultiPartParser",
                                "rest_framework.parsers.FormParser"],
     "DEFAULT_SCHEMA_CLASS": "dedup_site.api.Schema",
     "EXCEPTION_HANDLER": "dedup_site.api.exception_handler",
@@ -201,8 +201,7 @@ SPECTACULAR_SETTINGS = {
         "FinalVerdictEnum": "review.api.serializers.FINAL",
         "ReviewStatusEnum": "review.api.serializers.STATUS_CHOICES",
         "DecisionStatusEnum": "review.selectors.STATUSES",
-        "JobStatusEnum": "review.api.serializers.JOB_STATUSES",
-        "UploadStatusEnum": "review.api.serializers.UPLOAD_STATUSES",
+        "JobStateEnum": "review.api.serializers.STATES",
     },
 }
 

@@ -106,6 +106,20 @@ RUN_STATE_LABELS = {
 }
 
 
+class ApiState(StrEnum):
+    """A job's state as the REST API says it (issue 40), one set for uploads, runs and sheets: a run state's
+    `complete` is `done`, and a rejected upload is `failed` (its problems listed). The pages keep RunState."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+API_STATES = {RunState.QUEUED: ApiState.QUEUED, RunState.RUNNING: ApiState.RUNNING, RunState.COMPLETE: ApiState.DONE,
+              RunState.REJECTED: ApiState.FAILED, RunState.FAILED: ApiState.FAILED}
+
+
 class ArbitrationReason(StrEnum):
     """Why a pair waits for an arbiter: the start of its stored flag (a cluster's flag goes on to say which)."""
 

@@ -62,6 +62,10 @@ readinto
 # (settings' DEFAULT_* classes, a serializer's declared fields, an exception's defaults, a renderer's media).
 BearerScheme
 target_class
+ObjectJSONParser
+_.accepted_media_type
+to_representation
+rejected
 get_security_definition
 Schema
 get_operation_id

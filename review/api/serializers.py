@@ -6,16 +6,28 @@ from rest_framework import serializers
 
 from review.models import Retained
 from review.selectors import BLIND_STATUSES, STATUSES
-from screening.models import JobStatus, Upload
-from screening.vocabulary import FINAL_VERDICTS, Verdict
+from screening.vocabulary import API_STATES, FINAL_VERDICTS, ApiState, Verdict
 
 S = serializers
 # The choice sets, named once for the schema (SPECTACULAR_SETTINGS' ENUM_NAME_OVERRIDES).
 STATUS_CHOICES = sorted({*STATUSES, *BLIND_STATUSES})
 VERDICTS = [v.value for v in Verdict]
 FINAL = [v.value for v in FINAL_VERDICTS]
-JOB_STATUSES = JobStatus.values
-UPLOAD_STATUSES = Upload.Status.values
+STATES = [state.value for state in ApiState]
+
+
+def api_state(status: str) -> str:
+    return API_STATES[status].value
+
+
+class State(S.ChoiceField):
+    """A job's status in the API's words (`done` when complete), from the model's."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=STATES, help_text="queued, running, done (complete) or failed", **kwargs)
+
+    def to_representation(self, value):
+        return api_state(value)
 
 
 class Error(S.Serializer):
@@ -26,7 +38,7 @@ class Error(S.Serializer):
 
 class Accepted(S.Serializer):
     id = S.IntegerField()
-    status = S.CharField()
+    status = State()
     url = S.URLField(help_text="where to follow it")
 
 
@@ -42,6 +54,13 @@ class CorpusCreate(S.Serializer):
                                                 "digit")
 
 
+class CorpusExists(S.Serializer):
+    detail = S.CharField()
+    errors = S.DictField(child=S.ListField(child=S.CharField()), help_text="name: the rule it broke")
+    id = S.IntegerField(help_text="the corpus that has the name")
+    url = S.URLField()
+
+
 class CorpusPage(S.Serializer):
     results = Corpus(many=True)
 
@@ -51,7 +70,9 @@ class UploadState(S.Serializer):
     corpus = S.IntegerField(source="corpus_id")
     original_name = S.CharField()
     language = S.CharField()
-    status = S.ChoiceField(choices=UPLOAD_STATUSES)
+    status = State()
+    rejected = S.BooleanField(source="is_rejected",
+                              help_text="the file broke a rule (status failed, each problem listed)")
     uploaded_at = S.DateTimeField()
     finished_at = S.DateTimeField(allow_null=True)
     document_count = S.IntegerField()
@@ -70,7 +91,7 @@ class Progress(S.Serializer):
 class Run(S.Serializer):
     id = S.IntegerField()
     corpus = S.IntegerField(source="corpus_id")
-    status = S.ChoiceField(choices=JOB_STATUSES)
+    status = State()
     exact = S.BooleanField()
     near = S.BooleanField()
     reviews_required = S.IntegerField()
@@ -233,7 +254,8 @@ class LabelSetOut(S.Serializer):
 class LabelsRejected(S.Serializer):
     detail = S.CharField()
     errors = S.DictField(child=S.ListField(child=S.CharField()))
-    problems = S.ListField(child=S.CharField(), help_text="each naming the line and the rule")
+    problems = S.ListField(child=S.CharField(), required=False,
+                           help_text="when the file broke rules: each problem naming the line and the rule")
 
 
 class Metric(S.Serializer):
@@ -257,7 +279,7 @@ class Evaluation(S.Serializer):
 class Sheet(S.Serializer):
     id = S.IntegerField()
     run = S.IntegerField()
-    status = S.ChoiceField(choices=JOB_STATUSES)
+    status = State()
     selection = S.DictField()
     row_count = S.IntegerField()
     csv_sha256 = S.CharField()

@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required, login_required
-from django.urls import path
+from django.urls import path, re_path
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authentication import SessionAuthentication
@@ -48,4 +48,5 @@ urlpatterns = [
     path("arbitrations/", api(views.arbitration_cases), name="arbitration_cases"),
     path("sheets/<int:pk>/", api(views.sheet_detail), name="sheet"),
     path("sheets/<int:pk>/<str:part>/", api(views.sheet_file), name="sheet_file"),
+    re_path(r"", api(views.not_found)),  # last: every other address under /api/v1/ is the API's JSON 404
 ]

@@ -11,11 +11,12 @@ from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import decorators as drf
 from rest_framework import exceptions, status
 from rest_framework.decorators import api_view, renderer_classes
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -55,7 +56,14 @@ def _errors(*codes: int, **more) -> dict:
              403: "your role may not do this", 404: "no such object (or not one you may know of)",
              409: "refused by the record's rules (the detail says which)", 429: "too many requests: see Retry-After",
              503: "the job queue is not reachable"}
+    codes = sorted({*codes, 401, 429})  # every call needs a token and is throttled
     return {code: OpenApiResponse(more.get(f"r{code}", out.Error), description=words[code]) for code in codes}
+
+
+def _accepted(request, job, name: str) -> Response:
+    """202 for a queued job (an upload, a run, a sheet): its id, status and where to follow it."""
+    return Response(out.Accepted({"id": job.pk, "status": job.status, "url": _url(request, name, job.pk)}).data,
+                    status=status.HTTP_202_ACCEPTED)
 
 
 def _page_size(request) -> int:
@@ -91,11 +99,22 @@ def _next_link(request, cursor: str) -> str | None:
     return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
 
 
+@extend_schema(exclude=True)
+@api_view(["GET", "POST", "PUT", "PATCH", "DELETE"])
+@drf.authentication_classes([])
+@drf.permission_classes([])
+@drf.throttle_classes([])
+def not_found(request, *args, **kwargs):
+    """Any other address under /api/v1/ (an id that is not a number too): a JSON 404, as the API's own."""
+    raise exceptions.NotFound("no such address in this API: see /api/v1/schema/")
+
+
 # --- corpora and uploads -------------------------------------------------------------------------------------
 
 CorpusList = extend_schema(methods=["GET"], responses={200: out.CorpusPage, **_errors(401)}, tags=["corpora"])
 CorpusCreate = extend_schema(methods=["POST"], request=out.CorpusCreate, tags=["corpora"],
-                             responses={201: out.Corpus, **_errors(400, 401, 403)})
+                             responses={201: out.Corpus, **_errors(400, 401, 403), 409: OpenApiResponse(
+                                 out.CorpusExists, description="a corpus has this name: its id and url")})
 
 
 def _corpus_out(corpus: Corpus, count: int | None = None) -> dict:
@@ -111,11 +130,12 @@ def corpora(request):
         rows = Corpus.objects.annotate(n=Count("documents")).order_by("name")
         return Response({"results": [_corpus_out(c, c.n) for c in rows]})
     _require(request, UPLOAD)
-    name = str(request.data.get("name", "")).strip()
-    if Corpus.objects.filter(name=name).exists():
-        raise exceptions.ValidationError({"name": [f"a corpus named {name!r} exists"]})
+    name = request.data.get("name", "") if hasattr(request.data, "get") else ""
     try:
-        corpus = uploads.corpus_get_or_create(name=name, user=request.user)
+        corpus = uploads.corpus_create(name=name.strip() if isinstance(name, str) else "", user=request.user)
+    except uploads.CorpusExists as error:
+        return Response({"detail": f"name: {error}", "errors": {"name": [str(error)]}, "id": error.corpus.pk,
+                         "url": _url(request, "corpus", error.corpus.pk)}, status=status.HTTP_409_CONFLICT)
     except uploads.UploadRefused as error:
         raise exceptions.ValidationError({"name": [str(error)]}) from None
     return Response(_corpus_out(corpus, 0), status=status.HTTP_201_CREATED)
@@ -136,8 +156,8 @@ UploadIn = form_serializer(UploadForm, "UploadIn", exclude=("corpus",))
 @api_view(["POST"])
 @idempotent
 def upload_create(request, pk):
-    """Store the file (all of it, or nothing) and queue its import; follow `url` until `status` is complete,
-    rejected (each problem names file, line and rule) or failed."""
+    """Store the file (all of it, or nothing) and queue its import; follow `url` until `status` is `done` or
+    `failed` (a file that broke rules: `rejected`, each problem naming file, line and rule)."""
     _require(request, UPLOAD)
     corpus = get_object_or_404(Corpus, pk=pk)
     data = {k: v for k, v in request.data.items() if k != "file"}
@@ -152,8 +172,7 @@ def upload_create(request, pk):
         uploads.upload_enqueue(upload=upload)
     except QueueUnavailable:
         raise Unavailable() from None
-    return Response({"id": upload.pk, "status": upload.status, "url": _url(request, "upload", upload.pk)},
-                    status=status.HTTP_202_ACCEPTED)
+    return _accepted(request, upload, "upload")
 
 
 def _last_line(text: str) -> str:
@@ -166,7 +185,8 @@ def upload_detail(request, pk):
     upload = get_object_or_404(Upload, pk=pk)
     return Response(out.UploadState({**{f: getattr(upload, f) for f in (
         "id", "corpus_id", "original_name", "language", "status", "uploaded_at", "finished_at", "document_count",
-        "problem_count", "problems", "problem_groups")}, "error": _last_line(upload.error)}).data)
+        "problem_count", "problems", "problem_groups")}, "error": _last_line(upload.error),
+        "is_rejected": upload.status == Upload.Status.REJECTED}).data)
 
 
 # --- runs ------------------------------------------------------------------------------------------------------
@@ -189,7 +209,7 @@ def _run_out(run: ScreeningRun) -> dict:
 @api_view(["POST"])
 @idempotent
 def run_create(request):
-    """Start a run (the run form's options and defaults); follow `url` until `status` is complete."""
+    """Start a run (the run form's options and defaults); follow `url` until `status` is `done` (or `failed`)."""
     _require(request, START_RUN)
     corpus_id = request.data.get("corpus")
     if not isinstance(corpus_id, int) and not (isinstance(corpus_id, str) and corpus_id.isdigit()):
@@ -204,8 +224,7 @@ def run_create(request):
         runs.run_enqueue(run=run)
     except QueueUnavailable:
         raise Unavailable() from None
-    return Response({"id": run.pk, "status": run.status, "url": _url(request, "run", run.pk)},
-                    status=status.HTTP_202_ACCEPTED)
+    return _accepted(request, run, "run")
 
 
 @extend_schema(responses={200: out.Run, **_errors(401, 404)}, tags=["runs"])
@@ -529,8 +548,7 @@ def sheet_create(request, pk):
         raise Conflict(str(error)) from None
     except QueueUnavailable:
         raise Unavailable() from None
-    return Response({"id": export.pk, "status": export.status, "url": _url(request, "sheet", export.pk)},
-                    status=status.HTTP_202_ACCEPTED)
+    return _accepted(request, export, "sheet")
 
 
 @extend_schema(responses={200: out.Sheet, **_errors(401, 403, 404)}, tags=["sheets"])
@@ -540,16 +558,20 @@ def sheet_detail(request, pk):
     return Response(_sheet_out(request, get_object_or_404(SheetExport, pk=pk)))
 
 
-@extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **_errors(401, 403, 404)},
+@extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT,
+                          **_errors(401, 403, 404)},
+               parameters=[OpenApiParameter("part", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["csv", "manifest"])],
                tags=["sheets"])
 @api_view(["GET"])
 def sheet_file(request, pk, part):
-    """The sheet's CSV or its signed manifest, with the same permission as the export."""
+    """The sheet's CSV (text/csv) or its signed manifest (JSON), with the same permission as the export; read
+    through the app from wherever it is kept (the exports folder or a bucket)."""
     _require(request, EXPORT)
     if part not in ("csv", "manifest"):
         raise Http404("a sheet export has a csv and a manifest")
     export = get_object_or_404(SheetExport, pk=pk, status=SheetExport.Status.COMPLETE)
-    csv_path, manifest_path = sheet_exports.export_paths(export)
-    path = csv_path if part == "csv" else manifest_path
+    csv_name, manifest_name = sheet_exports.export_names(export)
     content_type = "text/csv; charset=utf-8" if part == "csv" else "application/json"
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type=content_type)  # noqa: SIM115
+    response = StreamingHttpResponse(sheet_exports.export_chunks(export, part), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{csv_name if part == "csv" else manifest_name}"'
+    return response

@@ -29,13 +29,36 @@ def limits() -> formats.Limits:
     return formats.Limits(**settings.DEDUP_LIMITS)
 
 
-def corpus_get_or_create(*, name: str, user=None) -> Corpus:
+class CorpusExists(UploadRefused):
+    """A new corpus was asked for under a name one already has (`corpus` is that one)."""
+
+    def __init__(self, corpus: Corpus):
+        super().__init__(f"a corpus named {corpus.name!r} exists (id {corpus.pk})")
+        self.corpus = corpus
+
+
+def _check_name(name: str) -> None:
     if not CORPUS_NAME_RE.fullmatch(name or ""):
         raise UploadRefused(
             f"corpus name {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
+
+
+def corpus_get_or_create(*, name: str, user=None) -> Corpus:
+    _check_name(name)
     corpus, _ = Corpus.objects.get_or_create(name=name, defaults={"created_by": user})
     return corpus
+
+
+def corpus_create(*, name: str, user=None) -> Corpus:
+    """A new, empty corpus; CorpusExists when the name is taken (also by a create at the same moment: the
+    name's unique constraint decides)."""
+    _check_name(name)
+    try:
+        with transaction.atomic():
+            return Corpus.objects.create(name=name, created_by=user)
+    except IntegrityError:
+        raise CorpusExists(Corpus.objects.get(name=name)) from None
 
 
 def upload_create(*, corpus_name: str, chunks: sources.Chunks, size: int, original_name: str,
