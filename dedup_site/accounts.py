@@ -26,6 +26,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from dedup_site.models import OwnPassword, PasswordChosenByOther, PasswordCode
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
@@ -74,16 +75,19 @@ def manageable(users, actor):
 
 def _check(actor, user) -> None:
     if actor.pk == user.pk:
-        raise AccountRefused("you cannot change your own account's role, status or permissions; ask another admin")
+        raise AccountRefused(gettext(
+            "you cannot change your own account's role, status or permissions; ask another admin"))
     if not may_manage(actor, user):
-        raise AccountRefused(f"{user.get_username()} is not an editor or arbiter account you may manage; "
-                             f"only a superuser may change admins, staff and superusers")
+        raise AccountRefused(gettext(
+            "%(user)s is not an editor or arbiter account you may manage; only a superuser may change admins, "
+            "staff and superusers") % {"user": user.get_username()})
 
 
 def _group(actor, role: str) -> Group:
     grantable = roles_grantable(actor)
     if role not in grantable:
-        raise AccountRefused(f"role {role!r} is not one you may give: {', '.join(sorted(grantable))}")
+        raise AccountRefused(gettext("role %(role)s is not one you may give: %(roles)s") % {
+            "role": repr(role), "roles": ", ".join(sorted(grantable))})
     return Group.objects.get(name=grantable[role])
 
 
@@ -124,24 +128,27 @@ def _code_digest(code: str) -> str:
 
 def _proven(user, chosen: PasswordChosenByOther, earlier_password: str, code: str) -> PasswordCode | None:
     """Check the owner's proof; the code to mark used (None when the earlier own password was the proof)."""
-    who = chosen.chosen_by.get_username() if chosen.chosen_by else "someone else"
+    who = chosen.chosen_by.get_username() if chosen.chosen_by else gettext("someone else")
     if earlier_password:
         own = OwnPassword.objects.filter(user=user).first()
         if own is None or not check_password(earlier_password, own.encoded):
-            raise ProofRefused("earlier own password: it is not the last password you set yourself", "earlier_password")
+            raise ProofRefused(gettext("earlier own password: it is not the last password you set yourself"),
+                               "earlier_password")
         return None
     if code:
         found = PasswordCode.objects.filter(
             user=user, digest=_code_digest(code), used_at__isnull=True, expires_at__gt=timezone.now(),
             issued_at__gte=chosen.chosen_at).first()
         if found is None:
-            raise ProofRefused("confirmation code: not a valid code for your account (a code is used once, lapses "
-                               f"after {settings.DEDUP_PASSWORD_CODE_HOURS} hours, and only one issued after your "
-                               "password was last set by someone else counts)", "code")
+            raise ProofRefused(gettext(
+                "confirmation code: not a valid code for your account (a code is used once, lapses after "
+                "%(hours)s hours, and only one issued after your password was last set by someone else counts)") % {
+                "hours": settings.DEDUP_PASSWORD_CODE_HOURS}, "code")
         return found
-    raise ProofRefused(f"your password was chosen by {who}: to replace it, give the last password you set yourself, "
-                       f"or a confirmation code from an admin other than {who} (or from the server's "
-                       f"`manage.py password_code {user.get_username()}`)", "code")
+    raise ProofRefused(gettext(
+        "your password was chosen by %(who)s: to replace it, give the last password you set yourself, or a "
+        "confirmation code from an admin other than %(who)s (or from the server's `manage.py password_code "
+        "%(user)s`)") % {"who": who, "user": user.get_username()}, "code")
 
 
 def password_own_set(*, user, password: str, earlier_password: str = "", code: str = "") -> None:
@@ -165,15 +172,17 @@ def password_code_issue(*, actor, user) -> str:
     server's command line. Never issued by the person who chose the password, nor to oneself."""
     chosen = chosen_by_other(user)
     if chosen is None:
-        raise AccountRefused(f"{user.get_username()} set their own password; they need no code")
+        raise AccountRefused(gettext("%(user)s set their own password; they need no code") % {
+            "user": user.get_username()})
     if actor is not None:
         if actor.pk == user.pk:
-            raise AccountRefused("a confirmation code for your own account must come from another admin")
+            raise AccountRefused(gettext("a confirmation code for your own account must come from another admin"))
         if chosen.chosen_by_id == actor.pk:
-            raise AccountRefused(f"you chose {user.get_username()}'s password, so another admin (or the server's "
-                                 f"`manage.py password_code`) must issue their code")
+            raise AccountRefused(gettext(
+                "you chose %(user)s's password, so another admin (or the server's `manage.py password_code`) must "
+                "issue their code") % {"user": user.get_username()})
         if not may_manage(actor, user):
-            raise AccountRefused(f"{user.get_username()} is not an account you may manage")
+            raise AccountRefused(gettext("%(user)s is not an account you may manage") % {"user": user.get_username()})
     code = secrets.token_hex(6).upper()
     PasswordCode.objects.create(user=user, digest=_code_digest(code), issued_by=actor,
                                 expires_at=timezone.now() + timedelta(hours=settings.DEDUP_PASSWORD_CODE_HOURS))
@@ -187,7 +196,7 @@ def _password_replaced(user, password: str):
     try:
         validate_password(password, user)
     except ValidationError as error:
-        raise AccountRefused("password: " + " ".join(error.messages)) from None
+        raise AccountRefused(gettext("password: %(problems)s") % {"problems": " ".join(error.messages)}) from None
     with transaction.atomic():
         user.set_password(password)
         user.save(update_fields=["password"])
@@ -210,9 +219,10 @@ def record_refusal(user) -> str:
     chosen = chosen_by_other(user)
     if chosen is None:
         return ""
-    who = chosen.chosen_by.get_username() if chosen.chosen_by else "someone else"
-    return (f"your password was chosen by {who} on {chosen.chosen_at:%Y-%m-%d}; set your own (Password, at the top "
-            f"of the page) before you judge or sign, so that only you can record as you")
+    who = chosen.chosen_by.get_username() if chosen.chosen_by else gettext("someone else")
+    return gettext(
+        "your password was chosen by %(who)s on %(date)s; set your own (Password, at the top of the page) before "
+        "you judge or sign, so that only you can record as you") % {"who": who, "date": f"{chosen.chosen_at:%Y-%m-%d}"}
 
 
 def username_taken(username: str, *, other_than=None) -> bool:
@@ -225,20 +235,21 @@ def username_taken(username: str, *, other_than=None) -> bool:
 def reviewer_create(*, actor, username: str, password: str, role: str, full_name: str = ""):
     """A new active account with one role."""
     if not actor.has_perm("auth.add_user"):
-        raise AccountRefused("creating accounts needs the admin role")
+        raise AccountRefused(gettext("creating accounts needs the admin role"))
     group = _group(actor, role)
     User = get_user_model()
     username = (username or "").strip()
     if not username:
-        raise AccountRefused("a user name is required")
+        raise AccountRefused(gettext("a user name is required"))
     if username_taken(username):
-        raise AccountRefused(f"the user name {username!r} is taken (user names are told apart without case)")
+        raise AccountRefused(gettext("the user name %(name)s is taken (user names are told apart without case)") % {
+            "name": repr(username)})
     first, _, last = (full_name or "").strip().partition(" ")
     user = User(username=username, first_name=first, last_name=last)
     try:
         validate_password(password, user)
     except ValidationError as error:
-        raise AccountRefused("password: " + " ".join(error.messages)) from None
+        raise AccountRefused(gettext("password: %(problems)s") % {"problems": " ".join(error.messages)}) from None
     with transaction.atomic():
         user.set_password(password)
         user.save()

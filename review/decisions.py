@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from review import selectors
 from review.models import CurrentVerdict, Judgement, Lease, ReviewAction
@@ -40,8 +41,9 @@ from screening.vocabulary import FINAL_VERDICTS, WITHDRAWN, Verdict
 MAX_CLUSTER_MEMBERS = 200  # beyond one look: such a cluster is decided pair by pair or in bulk with filters
 BULK_LIMIT = 5000
 SPLIT_VERDICTS = (Verdict.VALID_REVISION, Verdict.PUBLIC_QUOTE, Verdict.KEEP_BOTH)
-ALREADY_MINE, FULL, BETWEEN_SPLITS = (
-    "already judged by you", "has the reviewers it needs", "between two members split off")
+ALREADY_MINE, FULL, BETWEEN_SPLITS = (  # keys, kept English; shown through gettext
+    gettext_noop("already judged by you"), gettext_noop("has the reviewers it needs"),
+    gettext_noop("between two members split off"))
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,9 @@ def _self_contradictions(plan: Plan, reviewer, run_id: int) -> list[str]:
     for pk, verdict in verdicts.items():
         a, b = ends[pk]
         if verdict not in (COPY, Verdict.ARBITRATION) and a in component and component[a] == component.get(b):
-            whose = "this decision" if pk in planned else "your earlier judgement"
-            out.append(f"{a} · {b} would be {verdict} ({whose}), yet linked as copies by your other verdicts")
+            whose = gettext("this decision") if pk in planned else gettext("your earlier judgement")
+            out.append(gettext("%(left)s · %(right)s would be %(verdict)s (%(whose)s), yet linked as copies by "
+                               "your other verdicts") % {"left": a, "right": b, "verdict": verdict, "whose": whose})
     return out
 
 
@@ -136,17 +139,22 @@ def cluster_plan(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, verd
     pairs = list(cluster_pairs(run, cluster))
     members = {d for p in pairs for d in (p.left_id, p.right_id)}
     if not pairs:
-        raise ReviewRefused(f"run {run.pk} has no cluster {cluster}")
+        raise ReviewRefused(gettext("run %(run)s has no cluster %(cluster)s") % {"run": run.pk, "cluster": cluster})
     if len(members) > MAX_CLUSTER_MEMBERS:
-        raise ReviewRefused(f"cluster {cluster} has {len(members)} members, more than one look can take "
-                            f"({MAX_CLUSTER_MEMBERS}); review it pair by pair or in bulk with filters")
+        raise ReviewRefused(gettext(
+            "cluster %(cluster)s has %(members)s members, more than one look can take (%(most)s); review it pair "
+            "by pair or in bulk with filters") % {"cluster": cluster, "members": len(members),
+                                                   "most": MAX_CLUSTER_MEMBERS})
     if keeper not in members or any(m not in members for m in splits):
-        raise ReviewRefused(f"the retained version and the members split off must be members of cluster {cluster}")
+        raise ReviewRefused(gettext(
+            "the retained version and the members split off must be members of cluster %(cluster)s") % {
+            "cluster": cluster})
     if keeper in splits:
-        raise ReviewRefused("the retained version cannot be split off its own family")
+        raise ReviewRefused(gettext("the retained version cannot be split off its own family"))
     if verdict not in [v.value for v in Verdict] or any(v not in SPLIT_VERDICTS for v in splits.values()):
-        raise ReviewRefused(f"a family's verdict is one of {', '.join(v.value for v in Verdict)}; a member split "
-                            f"off is one of {', '.join(v.value for v in SPLIT_VERDICTS)}")
+        raise ReviewRefused(gettext(
+            "a family's verdict is one of %(verdicts)s; a member split off is one of %(splits)s") % {
+            "verdicts": ", ".join(v.value for v in Verdict), "splits": ", ".join(v.value for v in SPLIT_VERDICTS)})
     plan = Plan()
     for p in _judgeable(pairs, reviewer, plan):
         a, b = splits.get(p.left_id), splits.get(p.right_id)
@@ -177,10 +185,12 @@ def cluster_decide(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, ve
 def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str, reason: str, selection: dict,
             cluster: int | None = None) -> ReviewAction:
     if plan.contradictions:
-        raise ReviewRefused("not recorded: " + "; ".join(plan.contradictions[:5]))
+        raise ReviewRefused(gettext("not recorded: %(contradictions)s") % {
+            "contradictions": "; ".join(plan.contradictions[:5])})
     if not plan.rows:
-        raise ReviewRefused("nothing to record: every pair of this selection is " + ", or ".join(plan.skipped)
-                            if plan.skipped else "nothing to record")
+        raise ReviewRefused(gettext("nothing to record: every pair of this selection is %(why)s") % {
+            "why": gettext(", or ").join(gettext(why) for why in plan.skipped)}
+            if plan.skipped else gettext("nothing to record"))
     refuse_foreign_password(reviewer)  # once for all its pairs (judge_locked checks a lone judgement)
     with derived_writes():  # one declaration for all its pairs (a transaction)
         action = ReviewAction.objects.create(kind=kind, run=run, reviewer=reviewer, cluster=cluster,
@@ -190,8 +200,9 @@ def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str,
             pair = _locked_pair(row.pair_id)
             if CurrentVerdict.objects.filter(pair=pair, reviewer=reviewer).exclude(verdict=WITHDRAWN).exists():
                 # The plan was read before the locks: a second click, or another tab, recorded it meanwhile.
-                raise ReviewRefused(f"you have judged {row.left} · {row.right} since this decision was shown "
-                                    f"(a second click, or another tab): nothing more was recorded")
+                raise ReviewRefused(gettext(
+                    "you have judged %(left)s · %(right)s since this decision was shown (a second click, or "
+                    "another tab): nothing more was recorded") % {"left": row.left, "right": row.right})
             judge_locked(pair, reviewer, row.verdict, reason, row.retained, "", action=action)
         # Pairs the decision left (between members split off) are not kept from other reviewers.
         Lease.objects.filter(reviewer=reviewer, pair_id__in=[pk for ids in plan.skipped.values() for pk in ids]
@@ -236,14 +247,15 @@ def bulk_plan(*, flt: selectors.QueueFilter, reviewer, verdict: str) -> Plan:
     """What confirming the filtered set in bulk would record: the verdict for every pair of it this reviewer
     may judge (at most BULK_LIMIT; retained: the exact group's representative for exact pairs)."""
     if flt.run is None:
-        raise ReviewRefused("a bulk decision takes the pairs of one run: choose the run")
+        raise ReviewRefused(gettext("a bulk decision takes the pairs of one run: choose the run"))
     if verdict not in FINAL_VERDICTS:
-        raise ReviewRefused(f"a bulk verdict is one of {', '.join(FINAL_VERDICTS)}")
+        raise ReviewRefused(gettext("a bulk verdict is one of %(verdicts)s") % {"verdicts": ", ".join(FINAL_VERDICTS)})
     pairs = list(flt.apply(CandidatePair.objects.select_related("left", "right", "run"))
                  .order_by(*flt.ordering())[: BULK_LIMIT + 1])
     if len(pairs) > BULK_LIMIT:
-        raise ReviewRefused(f"these filters hold more than {BULK_LIMIT} pairs: narrow them (a score range, a "
-                            f"suggestion, a minimum confidence)")
+        raise ReviewRefused(gettext(
+            "these filters hold more than %(most)s pairs: narrow them (a score range, a suggestion, a minimum "
+            "confidence)") % {"most": BULK_LIMIT})
     plan = Plan()
     for p in _judgeable(pairs, reviewer, plan):
         exact = p.pass_name == CandidatePair.Pass.EXACT  # the right side is the exact group's representative
@@ -259,8 +271,9 @@ def bulk_decide(*, flt: selectors.QueueFilter, reviewer, verdict: str, reason: s
     _, reason = _clean(verdict, reason, "", list(Verdict))
     plan = bulk_plan(flt=flt, reviewer=reviewer, verdict=verdict)
     if plan.token != token:
-        raise ReviewRefused(f"the set changed since the preview ({len(plan.rows)} pairs now): look at the preview "
-                            f"again before confirming")
+        raise ReviewRefused(gettext(
+            "the set changed since the preview (%(count)s pairs now): look at the preview again before "
+            "confirming") % {"count": len(plan.rows)})
     return _record(plan, kind=ReviewAction.Kind.BULK, run=ScreeningRun.objects.get(pk=flt.run), reviewer=reviewer,
                    verdict=verdict, reason=reason, selection=filters)
 
@@ -272,9 +285,10 @@ def action_undo(*, action: ReviewAction, reviewer) -> ReviewAction:
     """Withdraw every judgement of the action that is still the reviewer's current verdict, each by a newer
     'withdrawn' judgement; pairs judged again since, or arbitrated, keep what they have."""
     if action.reviewer_id != reviewer.pk:
-        raise ReviewRefused("only the reviewer who took a decision can undo it")
+        raise ReviewRefused(gettext("only the reviewer who took a decision can undo it"))
     if action.kind == ReviewAction.Kind.UNDO or ReviewAction.objects.filter(undoes=action).exists():
-        raise ReviewRefused(f"{action.kind} decision #{action.pk} was already undone")
+        raise ReviewRefused(gettext("%(kind)s decision #%(action)s was already undone") % {
+            "kind": action.kind, "action": action.pk})
     refuse_foreign_password(reviewer)
     with derived_writes():
         rows = list(CurrentVerdict.objects.filter(reviewer=reviewer, judgement__action=action)

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, Value
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from dedup_site import accounts, guards
 from dedup_site.prepared import Prepared, upsert
@@ -66,14 +67,17 @@ class ReviewRefused(Exception):
 
 def _clean(verdict: str, reason: str, retained: str, allowed) -> tuple[str, str]:
     if verdict not in [v.value for v in allowed]:
-        raise ReviewRefused(f"verdict {verdict!r} is not one of {', '.join(v.value for v in allowed)}")
+        raise ReviewRefused(gettext("verdict %(verdict)s is not one of %(allowed)s") % {
+            "verdict": repr(verdict), "allowed": ", ".join(v.value for v in allowed)})
     reason = (reason or "").strip()
     if not reason:
-        raise ReviewRefused("a reason is required")
+        raise ReviewRefused(gettext("a reason is required"))
     if len(reason) > MAX_REASON:
-        raise ReviewRefused(f"a reason is at most {MAX_REASON} characters ({len(reason)} given)")
+        raise ReviewRefused(gettext("a reason is at most %(most)s characters (%(given)s given)") % {
+            "most": MAX_REASON, "given": len(reason)})
     if retained and retained not in Retained.values:
-        raise ReviewRefused(f"retained version {retained!r} is not one of left, right, both")
+        raise ReviewRefused(gettext("retained version %(retained)s is not one of left, right, both") % {
+            "retained": repr(retained)})
     return verdict, reason
 
 
@@ -102,19 +106,22 @@ def _locked(prepared: Prepared, pair_id: int) -> CandidatePair:
 def _locked_pair(pair_id: int) -> CandidatePair:
     pair = _locked(_LOCKED_PAIR, pair_id)
     if pair.run.status != ScreeningRun.Status.COMPLETE:
-        raise ReviewRefused(f"run {pair.run_id} is not complete")
+        raise ReviewRefused(gettext("run %(run)s is not complete") % {"run": pair.run_id})
     return pair
 
 
-def _refuse_if_arbitrated(pair: CandidatePair, action: str) -> None:
+def _refuse_if_arbitrated(pair: CandidatePair, withdrawing: bool = False) -> None:
     """An arbitration is the last word on a pair: a judgement recorded after it would be listed beside a
     decision it never informed, so none is taken (the reviewer can ask an arbiter instead)."""
     arbitration = pair.arbitrations.select_related("arbiter").order_by("-created_at", "-id").first()
     if arbitration is not None:
-        raise ReviewRefused(
-            f"pair {pair.pk} was settled by arbitration ({arbitration.arbiter.get_username()}, "
-            f"{arbitration.created_at:%Y-%m-%d %H:%M} UTC: {arbitration.verdict}); {action} would not change "
-            f"it, so it is not recorded — ask an arbiter if the decision should be reviewed", pair.pk)
+        action = gettext("withdrawing your judgement") if withdrawing else gettext("a new judgement")
+        raise ReviewRefused(gettext(
+            "pair %(pair)s was settled by arbitration (%(arbiter)s, %(when)s UTC: %(verdict)s); %(action)s would "
+            "not change it, so it is not recorded — ask an arbiter if the decision should be reviewed") % {
+            "pair": pair.pk, "arbiter": arbitration.arbiter.get_username(),
+            "when": f"{arbitration.created_at:%Y-%m-%d %H:%M}", "verdict": arbitration.verdict, "action": action},
+            pair.pk)
 
 
 def derived_writes():
@@ -158,9 +165,11 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
         # disputed or arbitrated).
         if pair.status not in OPEN_PAIR_STATES or len((judged | leased) - {reviewer.pk}) >= \
                 pair.run.reviews_required:
-            raise ReviewRefused(_FULL.format(pair=pair.pk, k=pair.run.reviews_required), pair.pk)
+            raise ReviewRefused(gettext(
+                "pair %(pair)s has the %(k)s reviewer(s) it needs; press Review next for another pair") % {
+                "pair": pair.pk, "k": pair.run.reviews_required}, pair.pk)
     else:
-        _refuse_if_arbitrated(pair, "a new judgement")
+        _refuse_if_arbitrated(pair)
     judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
                                          retained=retained, related_source=(related_source or "").strip(),
                                          action=action)
@@ -170,8 +179,6 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
     Lease.objects.filter(pair=pair, reviewer=reviewer).delete()  # done with it: the lease is released
     return judgement
 
-
-_FULL = "pair {pair} has the {k} reviewer(s) it needs; press Review next for another pair"
 
 
 def judgement_undo(*, reviewer) -> Judgement | None:
@@ -186,7 +193,7 @@ def judgement_undo(*, reviewer) -> Judgement | None:
         if current is None:
             return None
         pair = _locked_pair(current.pair_id)
-        _refuse_if_arbitrated(pair, "withdrawing your judgement")
+        _refuse_if_arbitrated(pair, withdrawing=True)
         return withdrawal_locked(pair, reviewer, current.judgement, f"undo of judgement #{current.judgement_id}")
 
 
@@ -216,11 +223,13 @@ def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: st
     with transaction.atomic():
         pair = _locked_pair(pair.pk)
         if pair.status != NEEDS_ARBITRATION:
-            raise ReviewRefused(f"pair {pair.pk} is {pair.status.replace('_', ' ')}, not waiting for arbitration")
+            raise ReviewRefused(gettext("pair %(pair)s is %(state)s, not waiting for arbitration") % {
+                "pair": pair.pk, "state": gettext(PairState(pair.status).label)})
         own = selectors.took_part(pair, arbiter)
         if own and not self_arbitration_allowed(pair.run.corpus_id):
-            raise ReviewRefused(f"you judged pair {pair.pk} yourself, so another arbiter must settle it (a corpus "
-                                f"admin can allow self-arbitration for one-person teams)")
+            raise ReviewRefused(gettext(
+                "you judged pair %(pair)s yourself, so another arbiter must settle it (a corpus admin can allow "
+                "self-arbitration for one-person teams)") % {"pair": pair.pk})
         arbitration = Arbitration.objects.create(pair=pair, arbiter=arbiter, verdict=verdict, reason=reason,
                                                  retained=retained, related_source=(related_source or "").strip(),
                                                  self_arbitrated=own)
@@ -236,7 +245,8 @@ def review_policy_set(*, corpus, user, allow_self_arbitration: bool,
     if preset_reasons is not None:
         unknown = set(preset_reasons) - set(PRESET_REASONS)
         if unknown:
-            raise ReviewRefused(f"no such verdict for a preset reason: {', '.join(sorted(unknown))}")
+            raise ReviewRefused(gettext("no such verdict for a preset reason: %(verdicts)s") % {
+                "verdicts": ", ".join(sorted(unknown))})
         defaults["preset_reasons"] = {v: text.strip() for v, text in preset_reasons.items()
                                       if text.strip() != PRESET_REASONS[v]}
     policy, _ = ReviewPolicy.objects.update_or_create(corpus=corpus, defaults=defaults)
@@ -399,15 +409,16 @@ def _refuse_past_the_cap(reviewer, pair_id: int, now) -> None:
     list(get_user_model().objects.select_for_update().filter(pk=reviewer.pk).values_list("pk"))
     held = Lease.objects.filter(reviewer=reviewer, expires_at__gt=now).exclude(pair_id=pair_id).count()
     if held >= settings.DEDUP_MAX_LEASES:
-        raise LeaseCapReached(f"you hold {held} pairs, the most one reviewer may hold at once: decide, skip or "
-                              f"release them (Release my pairs, on the queue) before taking more")
+        raise LeaseCapReached(gettext(
+            "you hold %(held)s pairs, the most one reviewer may hold at once: decide, skip or release them "
+            "(Release my pairs, on the queue) before taking more") % {"held": held})
 
 
 def leases_release(*, actor, reviewer, run_id: int | None = None) -> int:
     """Let go of every lease the reviewer holds (in one run, or all); their own, or anyone's for an admin.
     Returns how many were released."""
     if actor.pk != reviewer.pk and not actor.has_perm(START_RUN):
-        raise ReviewRefused("only an admin releases another reviewer's pairs")
+        raise ReviewRefused(gettext("only an admin releases another reviewer's pairs"))
     leases = Lease.objects.filter(reviewer=reviewer)
     if run_id is not None:
         leases = leases.filter(pair__run_id=run_id)
@@ -496,11 +507,11 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
 def signature_record(*, reviewer, password: str) -> ReviewerSignature:
     """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
     if not reviewer.check_password(password or ""):
-        raise ReviewRefused("the password does not match your account; nothing was signed")
+        raise ReviewRefused(gettext("the password does not match your account; nothing was signed"))
     refuse_foreign_password(reviewer)
     count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()
     if not count:
-        raise ReviewRefused("you have no judgement to sign yet")
+        raise ReviewRefused(gettext("you have no judgement to sign yet"))
     name = reviewer.get_full_name() or reviewer.get_username()
     return ReviewerSignature.objects.create(reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING,
                                             records=count)

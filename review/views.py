@@ -252,8 +252,12 @@ def leases_release(request):  # anyone logged in: the service allows one's own, 
         released = services.leases_release(actor=request.user, reviewer=reviewer, run_id=run_id)
     except services.ReviewRefused as error:
         raise PermissionDenied(str(error)) from None
-    whose = "your" if reviewer.pk == request.user.pk else f"{reviewer.get_username()}'s"
-    messages.success(request, f"Released {released} of {whose} pair{'s' if released != 1 else ''}.")
+    if reviewer.pk == request.user.pk:
+        done = ngettext("Released %(count)s of your pair.", "Released %(count)s of your pairs.", released)
+    else:
+        done = ngettext("Released %(count)s of %(reviewer)s's pair.", "Released %(count)s of %(reviewer)s's pairs.",
+                        released)
+    messages.success(request, done % {"count": released, "reviewer": reviewer.get_username()})
     if run_id and reviewer.pk != request.user.pk:
         return redirect("review:dashboard", run_id=run_id)
     return redirect(link("review:queue"))
@@ -358,7 +362,7 @@ def labels_from_verdicts(request, pk):
 @require_GET
 def dashboard(request, run_id):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(START_RUN)):
-        raise PermissionDenied("The dashboard is for reviewers and admins.")
+        raise PermissionDenied(gettext("The dashboard is for reviewers and admins."))
     run = get_object_or_404(ScreeningRun.objects.select_related("corpus"), pk=run_id)
     return render(request, "review/dashboard.html", {
         "run": run, "board": selectors.dashboard(run, request.user),
@@ -368,7 +372,7 @@ def dashboard(request, run_id):
 @require_http_methods(["GET", "POST"])
 def sign(request):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(ARBITRATE)):
-        raise PermissionDenied("Signing is for reviewers.")
+        raise PermissionDenied(gettext("Signing is for reviewers."))
     form = SignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -546,7 +550,7 @@ def bulk_preview(request):
         "plan": plan, "verdict": verdict, "carried": carried, "count": len(plan.rows),
         "rows": plan.rows[:50], "filters": [(k, v) for k, v in request.GET.items() if k in FILTER_KEYS],
         "reason": selectors.preset_reasons_of(run.corpus_id).get(verdict, ""),
-        "skipped": [(why, len(ids)) for why, ids in plan.skipped.items()],
+        "skipped": [(gettext(why), len(ids)) for why, ids in plan.skipped.items()],
     })
 
 

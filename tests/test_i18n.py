@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from review import services
 from screening.models import CandidatePair
 from tests.factories import copies_run
 
@@ -46,6 +47,20 @@ def test_the_verdicts_are_named_in_the_editors_language(import_records, editor):
     page = client.get(reverse("review:pair", args=[pair.pk])).content.decode()
     assert all(label in page for label in ("合并条目", "两者都保留", "有效修订", "公开引用"))
     assert 'value="merge-entry"' in page  # keys stay as they are
+
+
+
+@pytest.mark.django_db
+def test_a_refusal_shown_on_the_pair_page_comes_in_the_browsers_language(import_records, editor, editor2):
+    """A service's refusal ("Not saved: ...") is worded in the request's language; English stays the source."""
+    pair = CandidatePair.objects.get(run=copies_run(import_records, 1))
+    services.judgement_record(pair=pair, reviewer=editor, verdict="merge-entry", reason="the same text")
+    post = {"verdict": "keep-both", "reason": "different", "retained": "both"}
+    for accept, words, english in (("fa", "بازبین لازم خود را دارد", False), ("en", "reviewer(s) it needs", True)):
+        client = Client(headers={"accept-language": accept})
+        client.force_login(editor2)
+        page = client.post(reverse("review:judge", args=[pair.pk]), post, follow=True).content.decode()
+        assert words in page and ("reviewer(s) it needs" in page) == english, accept
 
 
 @pytest.mark.parametrize("path", CATALOGS, ids=lambda p: p.parts[-3])

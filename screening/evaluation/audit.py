@@ -13,6 +13,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from dedup_site import background
 from screening.evaluation.labelsets import EvaluationRefused
@@ -88,11 +89,11 @@ def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int =
 def audit_create(*, run: ScreeningRun, user=None, threshold: float | None = None) -> RunAudit:
     """Record an audit to be done by a worker (admins start it; it takes seconds to minutes)."""
     if run.status != ScreeningRun.Status.COMPLETE or not run.near:
-        raise EvaluationRefused(f"run {run.pk} has no complete near pass to audit")
+        raise EvaluationRefused(gettext("run %(run)s has no complete near pass to audit") % {"run": run.pk})
     with transaction.atomic():
         ScreeningRun.objects.select_for_update().filter(pk=run.pk).first()  # two quick clicks: one audit
         if run.audits.filter(status__in=[RunAudit.Status.QUEUED, RunAudit.Status.RUNNING]).exists():
-            raise EvaluationRefused(f"an audit of run {run.pk} is already under way")
+            raise EvaluationRefused(gettext("an audit of run %(run)s is already under way") % {"run": run.pk})
         threshold = near_config_of(run).threshold if threshold is None else threshold
         return RunAudit.objects.create(run=run, threshold=threshold, requested_by=user)
 

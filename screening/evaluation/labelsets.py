@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from dedup_site.roles import sees_all_verdicts
 from screening.engine import labelcsv
@@ -63,7 +64,7 @@ def labelset_from_run(*, run: ScreeningRun, labels: list[tuple[int, int, int, st
     """A label set made from a run's pairs (document pks, label, reason): the review app makes one from the
     run's settled verdicts. Named "verdicts of run N", numbered when there are several."""
     if not labels:
-        raise EvaluationRefused(f"run {run.pk} has no settled pair yet")
+        raise EvaluationRefused(gettext("run %(run)s has no settled pair yet") % {"run": run.pk})
     with transaction.atomic():
         count = LabelSet.objects.filter(corpus=run.corpus, name__startswith=f"verdicts of run {run.pk}").count()
         label_set = LabelSet.objects.create(

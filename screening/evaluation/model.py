@@ -4,6 +4,7 @@ suggester to a run's pairs again (screening.engine.learned holds the model itsel
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from screening import runs
 from screening.engine import learned
@@ -50,7 +51,7 @@ def model_train(*, run: ScreeningRun, label_set: LabelSet, user=None) -> Suggest
     """Learn a model from the label set over the run's evidence. It is put in use when, in folds held out by
     source family, it is at least as accurate as the rules; the run's pairs are then suggested again."""
     if label_set.corpus_id != run.corpus_id or run.status != ScreeningRun.Status.COMPLETE:
-        raise EvaluationRefused("the label set and the complete run must belong to the same corpus")
+        raise EvaluationRefused(gettext("the label set and the complete run must belong to the same corpus"))
     evidence, labels, families = _labelled_evidence(run, label_set)
     try:
         model = learned.train(evidence, labels, families)

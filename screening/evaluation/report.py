@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.utils.translation import gettext
 
 from screening.engine import fast, metrics, minhash
 from screening.evaluation.labelsets import EvaluationRefused
@@ -60,9 +61,10 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.Label
     """Every label with its exact Jaccard and estimate under the run's configuration, and whether the run's
     LSH (or exact pass) returned it at all."""
     if not run.near:
-        raise EvaluationRefused(f"run {run.pk} has no near pass to evaluate")
+        raise EvaluationRefused(gettext("run %(run)s has no near pass to evaluate") % {"run": run.pk})
     if label_set.corpus_id != run.corpus_id:
-        raise EvaluationRefused(f"label set {label_set.name!r} belongs to another corpus")
+        raise EvaluationRefused(gettext("label set %(name)s belongs to another corpus") % {
+            "name": repr(label_set.name)})
     config = near_config_of(run)
     rows = list(label_set.labels.select_related("left", "right"))
     docs = {d.pk: d for r in rows for d in (r.left, r.right)}
@@ -144,7 +146,7 @@ def run_evaluate(*, run: ScreeningRun, label_set: LabelSet, thresholds: Iterable
                  split: str = "") -> Report:
     thresholds = sorted({float(t) for t in thresholds})
     if not thresholds or any(not 0 <= t <= 1 for t in thresholds):
-        raise EvaluationRefused("thresholds must be numbers between 0 and 1")
+        raise EvaluationRefused(gettext("thresholds must be numbers between 0 and 1"))
     every = _labelled_pairs_cached(run, label_set)
     family = {}
     if not any(p.split for p in every):

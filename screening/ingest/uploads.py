@@ -10,6 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from dedup_site import background, buckets
 from screening.ingest import formats, reading, sources
@@ -33,15 +34,16 @@ class CorpusExists(UploadRefused):
     """A new corpus was asked for under a name one already has (`corpus` is that one)."""
 
     def __init__(self, corpus: Corpus):
-        super().__init__(f"a corpus named {corpus.name!r} exists (id {corpus.pk})")
+        super().__init__(gettext("a corpus named %(name)s exists (id %(id)s)") % {"name": repr(corpus.name),
+                                                                                "id": corpus.pk})
         self.corpus = corpus
 
 
 def _check_name(name: str) -> None:
     if not CORPUS_NAME_RE.fullmatch(name or ""):
-        raise UploadRefused(
-            f"corpus name {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
+        raise UploadRefused(gettext(
+            "corpus name %(name)s: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit") % {
+            "name": repr(name)})
 
 
 def corpus_get_or_create(*, name: str, user=None) -> Corpus:
@@ -67,20 +69,22 @@ def upload_create(*, corpus_name: str, chunks: sources.Chunks, size: int, origin
     a list or a function returning the file's chunks anew (a bucket's store reads them twice)."""
     original_name = Path(original_name or "").name
     if formats.detect_format(original_name) is None:
-        raise UploadRefused(
-            f"{original_name or 'the file'}: unsupported type; upload one of {', '.join(formats.FORMATS)}"
-        )
+        raise UploadRefused(gettext("%(file)s: unsupported type; upload one of %(formats)s") % {
+            "file": original_name or gettext("the file"), "formats": ", ".join(formats.FORMATS)})
     cap = settings.DEDUP_LIMITS["upload_bytes"]
     if size > cap:
-        raise UploadRefused(f"{original_name}: {size:,} bytes is over the upload limit of {cap:,} bytes")
+        raise UploadRefused(gettext("%(file)s: %(size)s bytes is over the upload limit of %(cap)s bytes") % {
+            "file": original_name, "size": f"{size:,}", "cap": f"{cap:,}"})
     language = (language or "").strip()
     if language and not formats.LANGUAGE_RE.fullmatch(language):
-        raise UploadRefused(f"language {language!r} is not a lowercase language tag such as fa, en, zh-hant")
+        raise UploadRefused(gettext("language %(language)s is not a lowercase language tag such as fa, en, zh-hant")
+                            % {"language": repr(language)})
     corpus = corpus_get_or_create(name=corpus_name, user=user)
     try:
         sha, stored_size = sources.store(chunks)
     except buckets.BucketError as error:
-        raise UploadRefused(f"{original_name} could not be stored, so nothing was imported: {error}") from error
+        raise UploadRefused(gettext("%(file)s could not be stored, so nothing was imported: %(error)s") % {
+            "file": original_name, "error": error}) from error
     source, _ = SourceFile.objects.get_or_create(sha256=sha, defaults={"size": stored_size})
     return Upload.objects.create(corpus=corpus, source=source, original_name=original_name,
                                  language=language, uploaded_by=user)

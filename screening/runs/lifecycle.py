@@ -9,6 +9,7 @@ from importlib import metadata
 import django
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 import dedup_site
 from dedup_site import background
@@ -16,6 +17,7 @@ from screening.engine import contract
 from screening.engine.minhash import NearConfig
 from screening.models import Corpus, Document, ScreeningRun, Upload
 from screening.runs.near import verify_key
+from screening.vocabulary import RunState
 
 STAGES = {"exact": 0.15, "sign": 0.5, "band": 0.1, "verify": 0.2, "publish": 0.05}  # share of a run's time
 
@@ -38,11 +40,11 @@ class RunOptions:
     def checked(self) -> RunOptions:
         """These options, validated, with b × r chosen for the threshold; RunRefused says what is wrong."""
         if not (self.exact or self.near):
-            raise RunRefused("choose at least one pass (exact or near)")
+            raise RunRefused(gettext("choose at least one pass (exact or near)"))
         if self.incremental and not self.near:
-            raise RunRefused("an incremental run needs the near pass")
+            raise RunRefused(gettext("an incremental run needs the near pass"))
         if not 1 <= self.reviews_required <= 10:
-            raise RunRefused("reviews required per pair must be 1-10")
+            raise RunRefused(gettext("reviews required per pair must be 1-10"))
         if not self.near:
             return self
         try:
@@ -86,7 +88,7 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
         for u in uploads
     ]
     if not any(entry["documents"] for entry in manifest):
-        raise RunRefused(f"corpus {corpus.name} has no imported documents yet")
+        raise RunRefused(gettext("corpus %(corpus)s has no imported documents yet") % {"corpus": corpus.name})
     return ScreeningRun.objects.create(
         corpus=corpus, exact=exact, near=near, config=config,
         contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
@@ -107,7 +109,8 @@ def run_start(*, corpus: Corpus, options: RunOptions, user=None) -> ScreeningRun
 def run_retry(*, run: ScreeningRun) -> ScreeningRun:
     """Queue a failed run again. It has no results (they are written only on success)."""
     if run.status != ScreeningRun.Status.FAILED:
-        raise RunRefused(f"run {run.pk} is {run.status}; only a failed run can be run again")
+        raise RunRefused(gettext("run %(run)s is %(state)s; only a failed run can be run again") % {
+            "run": run.pk, "state": gettext(RunState(run.status).label)})
     ScreeningRun.objects.filter(pk=run.pk).update(status=ScreeningRun.Status.QUEUED, error="", finished_at=None)
     run.refresh_from_db()
     return run_enqueue(run=run)
