@@ -52,6 +52,7 @@ class Table:
     pool: np.ndarray  # uint32
     alnum: np.ndarray  # uint8
     pairs: np.ndarray  # uint64, sorted
+    simple: np.ndarray  # uint32[BMP]: a PLAIN code point of one output and no mark's its kept output or 0, else NONE
     widest: int  # the most code points one code point maps to (U+FDFA: 18)
 
 
@@ -172,8 +173,20 @@ def _build(policy: Policy) -> Table:
         start[c], length[c] = len(pool), len(out)
         pool.extend(ord(o) for o in out)
         alnum.extend(int(o.isalnum()) for o in out)
-    return Table(kind, start, length, ccc, np.asarray(pool, dtype=np.uint32), np.asarray(alnum, dtype=np.uint8),
-                 _pairs(policy, kind), int(length.max()))
+    pool_array, alnum_array = np.asarray(pool, dtype=np.uint32), np.asarray(alnum, dtype=np.uint8)
+    return Table(kind, start, length, ccc, pool_array, alnum_array, _pairs(policy, kind),
+                 _simple(kind, start, length, ccc, pool_array, alnum_array), int(length.max()))
+
+
+def _simple(kind: np.ndarray, start: np.ndarray, length: np.ndarray, ccc: np.ndarray, pool: np.ndarray,
+            alnum: np.ndarray) -> np.ndarray:
+    """Table.simple: what fold_field does with most code points, in one entry (one lookup, not six: a CJK
+    text reaches a different part of every table at nearly every character)."""
+    simple = np.full(BMP, NONE, dtype=np.uint32)
+    one = (kind == PLAIN) & (ccc == 0) & (length == 1)
+    first = start[one]
+    simple[one] = np.where(alnum[first] != 0, pool[first], 0)
+    return simple
 
 
 @njit(cache=True, nogil=True)
@@ -257,16 +270,23 @@ def normalized_codepoints(text: str, policy: Policy, words: bool = False) -> np.
 
 
 @njit(cache=True, nogil=True)
-def fold_field(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, out, n):
+def fold_field(cp, begin, end, kind, start, length, ccc, pool, alnum, pairs, simple, out, n):
     """cp[begin:end] normalised on its own (as if a separator stood before it): its kept code points written
     into `out` from n on. Returns the new end; -1 when it must go to the policy, -2 when `out` is too small."""
     # The gate below (policy, folds to nothing, through the table) is map_text's, written again on purpose:
     # as a shared helper it was called per character, not inlined, and map_text ran slower (inlined by
     # numba with a tuple result, slower still: bench/HISTORY.md); tests/test_near_engine.py holds both to
     # the policy's answers.
+    # A code point with a `simple` entry (PLAIN, no mark, one output) by that entry alone, as the general path
+    # below would do it: its kept output or nothing, and it is what a following one would compose with.
     before = np.uint32(NONE)
     for i in range(begin, end):
         c = cp[i]
+        if c < 0x10000 and n < out.shape[0] and simple[c] != NONE:
+            out[n] = simple[c]
+            n += simple[c] != 0
+            before = c
+            continue
         if c >= 0x10000:
             return -1
         k = kind[c]

@@ -128,7 +128,7 @@ def _number(cp, a, b, buf, n):
 
 
 @njit(cache=True, nogil=True)
-def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf, fs, fe,
+def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts, ends, buf, fs, fe,
               hashes, flags):
     """revision.tokens in one pass: the scanner's tokens, each normalised into buf[fs:fe] (words and
     ideographs by the fold table, numbers and dates by value, marks as they are), hashed and flagged
@@ -143,9 +143,18 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
         g, a, b = codes[t], starts[t], ends[t]
         begin = n
         if g == WORD or g == CJK:  # each token stands alone (foldtable.fold_field)
-            n = foldtable.fold_field(cp, a, b, kind, start, length, ccc, pool, alnum, pairs, buf, n)
-            if n < 0:
-                return n  # -1: for the policy; -2: buf is too small for what this text folds to
+            # fold_field's path for code points with a `simple` entry, here without a call: a call a token was
+            # most of tokenising a Chinese text (an ideograph a token). A token with any other code point is
+            # folded by fold_field from its start.
+            i = a
+            while i < b and n < buf.shape[0] and simple[cp[i]] != foldtable.NONE:
+                buf[n] = simple[cp[i]]
+                n += simple[cp[i]] != 0
+                i += 1
+            if i < b:
+                n = foldtable.fold_field(cp, a, b, kind, start, length, ccc, pool, alnum, pairs, simple, buf, begin)
+                if n < 0:
+                    return n  # -1: for the policy; -2: buf is too small for what this text folds to
         elif g == DATE:
             for i in range(a, b):
                 buf[n] = _digit(cp[i]) if cls[cp[i]] & tokscan.DIGIT else 45
@@ -164,7 +173,7 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, co
 
 
 @njit(cache=True, nogil=True)
-def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, widest, telling):
+def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, widest, telling):
     """_tokenize with its arrays made here (one call from Python instead of a dozen allocations there):
     (count or -1, codes, starts, ends, buf, fs, fe, hashes, flags), each trimmed to the tokens kept."""
     size = cp.shape[0]
@@ -174,12 +183,12 @@ def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, widest, te
     hashes, flags = np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8)
     # Room for twice the text first (a text rarely folds longer; the widest case is 18 code points for one).
     buf = np.empty(2 * size + 64, dtype=np.uint32)
-    count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf, fs,
-                      fe, hashes, flags)
+    count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts, ends,
+                      buf, fs, fe, hashes, flags)
     if count == -2:
         buf = np.empty(widest * size + 64, dtype=np.uint32)
-        count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, telling, codes, starts, ends, buf,
-                          fs, fe, hashes, flags)
+        count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts,
+                          ends, buf, fs, fe, hashes, flags)
     n = max(count, 0)
     return count, codes[:n], starts[:n], ends[:n], buf, fs[:n], fe[:n], hashes[:n], flags[:n]
 
@@ -188,7 +197,8 @@ def tokenize(text: str, table: foldtable.Table, telling: tuple):
     """(codes, starts, ends, buf, fs, fe, hashes, flags) of the text's tokens, or None when the text is for
     the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
     count, *found = _tokenized(foldtable.codepoints(text), tokscan.classes(), table.kind, table.start,
-                               table.length, table.ccc, table.pool, table.alnum, table.pairs, table.widest, telling)
+                               table.length, table.ccc, table.pool, table.alnum, table.pairs, table.simple,
+                               table.widest, telling)
     return None if count < 0 else tuple(found)
 
 
