@@ -93,6 +93,13 @@ _JUDGED_AND_LEASED = Prepared(lambda pk, now: CurrentVerdict.objects.filter(pair
         "reviewer_id", "leased"), all=True), kinds="id")
 
 
+# What _derive replays, kept compiled: the newest arbitration's verdict, and the judgements in order.
+_LAST_ARBITRATION = Prepared(lambda pk: Arbitration.objects.filter(pair_id=pk).order_by("-created_at", "-id")
+                             .values_list("verdict")[:1])
+_JUDGEMENT_HISTORY = Prepared(lambda pk: Judgement.objects.filter(pair_id=pk).order_by("created_at", "id")
+                              .values_list("reviewer_id", "verdict"))
+
+
 def _locked(prepared: Prepared, pair_id: int) -> CandidatePair:
     """The pair, its row locked until the transaction ends (the ORM's select_for_update, compiled once)."""
     if transaction.get_autocommit():  # what the ORM checks when it compiles a locking read
@@ -129,10 +136,15 @@ def derived_writes():
     return guards.writing(DERIVED_WRITER)
 
 
+class PasswordNotOwn(ReviewRefused):
+    """The reviewer's password is someone else's choice: they may not judge, arbitrate or sign yet (the API
+    answers it 403, having left the check to the service rather than asking twice a request)."""
+
+
 def refuse_foreign_password(reviewer) -> None:
     refusal = accounts.record_refusal(reviewer)
     if refusal:
-        raise ReviewRefused(refusal)
+        raise PasswordNotOwn(refusal)
 
 
 def _judged_and_leased(pair_id: int, now) -> tuple[set[int], set[int]]:
@@ -254,10 +266,10 @@ def review_policy_set(*, corpus, user, allow_self_arbitration: bool,
 
 
 def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
-    CurrentVerdict.objects.update_or_create(
-        pair=pair, reviewer=reviewer,
-        defaults={"judgement": judgement, "verdict": judgement.verdict, "run_id": pair.run_id},
-    )
+    # One INSERT … ON CONFLICT, where update_or_create took two savepoints, a locking read and a write.
+    upsert(CurrentVerdict, {"pair_id": pair.pk, "reviewer_id": reviewer.pk, "judgement_id": judgement.pk,
+                            "verdict": judgement.verdict, "run_id": pair.run_id},
+           unique=("pair", "reviewer"), update=("judgement", "verdict", "run_id"))
 
 
 def _derive(pair: CandidatePair) -> tuple[str, str, str]:
@@ -267,14 +279,13 @@ def _derive(pair: CandidatePair) -> tuple[str, str, str]:
     asked for arbitration), only an arbitration settles it. A later change of mind (a new verdict, an undo) is
     recorded and shown to the arbiter but cannot turn a dispute into agreement: a reviewer who has judged sees
     the others' verdicts, so agreeing afterwards would not be independent."""
-    arbitration = pair.arbitrations.order_by("-created_at", "-id").first()
+    arbitration = _LAST_ARBITRATION.first(pair.pk)
     if arbitration:
-        return SETTLED, arbitration.verdict, ""
+        return SETTLED, arbitration[0], ""
     needed = pair.run.reviews_required
     current: dict[int, str] = {}
     disputed = ""
-    for reviewer_id, verdict in Judgement.objects.filter(pair=pair).order_by("created_at", "id").values_list(
-            "reviewer_id", "verdict"):
+    for reviewer_id, verdict in _JUDGEMENT_HISTORY.rows(pair.pk):
         if verdict == WITHDRAWN:
             current.pop(reviewer_id, None)
         else:

@@ -22,9 +22,10 @@ from rest_framework.decorators import api_view, renderer_classes
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from dedup_site import accounts, background
+from dedup_site import background
 from dedup_site.api import Conflict, Unavailable, checked, form_input, form_serializer, idempotent
 from dedup_site.csvcells import neutralise
+from dedup_site.prepared import Prepared
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD
 from review import selectors, services
@@ -368,15 +369,21 @@ JudgementIn = form_serializer(JudgementForm, "JudgementIn")
 ArbitrationIn = form_serializer(ArbitrationForm, "ArbitrationIn")
 
 
+# The pair a judgement or arbitration names, with its run: the read each of them makes first, compiled once.
+_RECORDED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_related("run").filter(
+    pk=pk, run__status=ScreeningRun.Status.COMPLETE))
+
+
 def _recorded(request, form_class, pk: int, perm: str, record) -> Response:
     _require(request, perm)
-    pair = get_object_or_404(CandidatePair.objects.select_related("run"), pk=pk,
-                             run__status=ScreeningRun.Status.COMPLETE)
-    if refusal := accounts.record_refusal(request.user):
-        raise PermissionDenied(refusal)
+    pair = _RECORDED_PAIR.one(pk)
+    if pair is None:
+        raise Http404("No CandidatePair matches the given query.")  # as get_object_or_404 said
     data = checked(form_input(form_class, request.data, presets=selectors.preset_reasons_of(pair.run.corpus_id)))
     try:
         row = record(pair, data)
+    except services.PasswordNotOwn as error:  # the service's own check, asked once a request
+        raise PermissionDenied(str(error)) from None
     except services.ReviewRefused as error:
         raise Conflict(str(error)) from None
     return Response(out.Created({"id": row.pk, "pair": pair.pk, "verdict": row.verdict, "reason": row.reason,
