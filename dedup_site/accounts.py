@@ -29,6 +29,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from dedup_site.models import OwnPassword, PasswordChosenByOther, PasswordCode
+from dedup_site.prepared import Prepared
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
 
 REVIEWER_ROLES = {"editor": EDITORS, "arbiter": ARBITERS}  # what an admin may hand out
@@ -209,8 +210,13 @@ def foreign_passwords() -> list[tuple[int, str]]:
             PasswordChosenByOther.objects.values_list("user_id", "chosen_by__username")]
 
 
+# Asked by every judgement, arbitration and signature (record_refusal): kept compiled (dedup_site.prepared).
+_CHOSEN_BY_OTHER = Prepared(lambda user_id: PasswordChosenByOther.objects.select_related("chosen_by")
+                            .filter(user_id=user_id).order_by("pk")[:1])
+
+
 def chosen_by_other(user) -> PasswordChosenByOther | None:
-    return PasswordChosenByOther.objects.select_related("chosen_by").filter(user=user).first()
+    return _CHOSEN_BY_OTHER.one(user.pk)
 
 
 def record_refusal(user) -> str:

@@ -301,6 +301,12 @@ def _derive(pair: CandidatePair) -> tuple[str, str, str]:
     return SETTLED, next(iter(current.values())), ""
 
 
+# The pairs of a cluster that cluster_check weighs (settled, or flagged by it), kept compiled.
+_CLUSTER_DECIDED = Prepared(lambda run_id, cluster: CandidatePair.objects.filter(run_id=run_id, cluster=cluster).filter(
+    Q(status=SETTLED) | Q(status=NEEDS_ARBITRATION, flag__startswith=CLUSTER_FLAG)).select_related("run")
+    .annotate(arbitrated=Exists(Arbitration.objects.filter(pair=OuterRef("pk")))), kinds="ii")
+
+
 def pair_refresh(pair: CandidatePair) -> None:
     """Derive the pair's status and final verdict from its records; then check its cluster."""
     status, final, flag = _derive(pair)
@@ -317,9 +323,7 @@ def cluster_check(run_id: int, cluster: int) -> list[int]:
     arbiter settled that pair as different, the unarbitrated copies that link it. Pairs it flagged earlier
     that nothing contradicts any more (a verdict was withdrawn) go back to what their own records say.
     Returns the pks flagged."""
-    pairs = list(CandidatePair.objects.filter(run_id=run_id, cluster=cluster).filter(
-        Q(status=SETTLED) | Q(status=NEEDS_ARBITRATION, flag__startswith=CLUSTER_FLAG)).select_related("run")
-        .annotate(arbitrated=Exists(Arbitration.objects.filter(pair=OuterRef("pk")))))
+    pairs = _CLUSTER_DECIDED.objects(run_id, cluster)
     own = {p.pk: _derive(p) if p.flag.startswith(CLUSTER_FLAG) else (p.status, p.final_verdict, p.flag)
            for p in pairs}
     settled = [(p, own[p.pk][1]) for p in pairs if own[p.pk][0] == SETTLED]
