@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from review.models import Judgement, ReviewAction
+from review.models import PRESET_REASONS, Judgement, ReviewAction
 from screening.models import CandidatePair
 from tests.browser_helpers import CHROMIUM, login, scrolls_sideways, shot
 from tests.factories import imported_run
@@ -32,6 +32,7 @@ def test_cluster_of_ten_members_is_settled_in_at_most_five_keys(browser, live_se
     keys = ["2", "s", "3", "m", "Enter"]  # keep the second member, split the third off, the rest are copies
     for key in keys[:-1]:
         page.keyboard.press(key)
+    assert page.input_value("#reason") == PRESET_REASONS["merge-entry"]  # the verdict key's preset, filled in
     with page.expect_navigation():
         page.keyboard.press(keys[-1])
     assert len(keys) <= 5

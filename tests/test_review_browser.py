@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from review.models import Judgement
+from review.models import PRESET_REASONS, Judgement
 from screening.models import CandidatePair
 from tests.browser_helpers import CHROMIUM, HOSTILE, login, shot
 from tests.factories import completed_run, imported_run, seed_run
@@ -24,7 +24,10 @@ def test_an_editor_reviews_a_pair_with_the_keyboard_alone(browser, live_server, 
     page.goto(f"{live_server.url}/review/next/?run={run.pk}")
     first = CandidatePair.objects.get(pk=int(page.url.split("/pairs/")[1].split("/")[0]))
     shot(page, "review-pair")
-    page.keyboard.press("m")  # merge-entry, its preset reason filled in
+    page.keyboard.press("k")  # keep-both, its preset reason filled in
+    assert page.input_value("#reason") == PRESET_REASONS["keep-both"]
+    page.keyboard.press("m")  # merge-entry: the preset follows the verdict
+    assert page.input_value("#reason") == PRESET_REASONS["merge-entry"]
     page.keyboard.press("e")  # a reason of my own instead
     page.keyboard.type("same guide, reformatted")
     page.keyboard.press("Enter")  # save and go to the next pair

@@ -5,28 +5,11 @@
   "use strict";
   const form = document.getElementById("judge-form");
   const reason = document.getElementById("reason");
-  const presetsNode = document.getElementById("preset-reasons");
-  const presets = presetsNode ? JSON.parse(presetsNode.textContent) : {};
-  // The verdicts and their keys come from the page (screening.vocabulary through the view), never from here.
-  const verdictKeys = {};
-  const keysNode = document.getElementById("verdict-keys");
-  Object.entries(keysNode ? JSON.parse(keysNode.textContent) : {}).forEach(function (entry) {
-    verdictKeys[entry[1]] = entry[0];
-  });
+  const shared = window.dedupReview;  // keys.js
+  const verdictKeys = shared.verdictKeys();
+  const fillPreset = shared.presetFiller(reason, reason ? reason.value : "");  // the default verdict's preset
   const rows = Array.from(document.querySelectorAll("#members tbody tr"));
-  let presetShown = reason ? reason.value : "";
   let splitting = false;  // s was pressed: the next digit splits a member off
-
-  function typing(target) {
-    return target && (target.tagName === "INPUT" && target.type === "text" || target.tagName === "TEXTAREA" ||
-      target.tagName === "SELECT");
-  }
-
-  function fillPreset(verdict) {
-    if (!reason || (reason.value && reason.value !== presetShown)) return;  // a typed reason stays
-    presetShown = presets[verdict] || "";
-    reason.value = presetShown;
-  }
 
   function member(key) {
     const index = key === "0" ? 9 : Number(key) - 1;
@@ -41,7 +24,7 @@
 
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || !form) return;
-    if (typing(event.target)) {
+    if (shared.typing(event.target)) {
       if (event.key === "Escape" && !event.isComposing) event.target.blur();  // an IME's Escape cancels its own
       return;
     }
@@ -79,8 +62,5 @@
       if (undo) { event.preventDefault(); undo.submit(); }
     }
   });
-  // A floating message (main.wide) goes after a while, unless it reports an error.
-  document.querySelectorAll("main.wide .messages li:not(.msg-error)").forEach(function (item) {
-    setTimeout(function () { item.hidden = true; }, 8000);
-  });
+  shared.fadeMessages();
 })();

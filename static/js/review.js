@@ -8,14 +8,9 @@
   "use strict";
   const form = document.getElementById("judge-form");
   const reason = document.getElementById("reason");
-  const presetsNode = document.getElementById("preset-reasons");
-  const presets = presetsNode ? JSON.parse(presetsNode.textContent) : {};
-  // The verdicts and their keys come from the page (screening.vocabulary through the view), never from here.
-  const verdictKeys = {};
-  const keysNode = document.getElementById("verdict-keys");
-  Object.entries(keysNode ? JSON.parse(keysNode.textContent) : {}).forEach(function (entry) {
-    verdictKeys[entry[1]] = entry[0];
-  });
+  const shared = window.dedupReview;  // keys.js
+  const verdictKeys = shared.verdictKeys();
+  const fillPreset = shared.presetFiller(reason, "");
   // The retained version's keys come from the page too: l and r name the side of the screen a document is
   // drawn on, which mirrors in a right-to-left language (screening.sides), b keeps both.
   const retainedKeys = {};
@@ -23,12 +18,6 @@
     retainedKeys[input.dataset.key] = input.value;
   });
   let leaving = false;  // a form is being submitted: the server releases the lease itself
-  let presetShown = "";  // the preset now in the reason box, replaced when another verdict is picked
-
-  function typing(target) {
-    return target && (target.tagName === "INPUT" && target.type === "text" || target.tagName === "TEXTAREA" ||
-      target.tagName === "SELECT");
-  }
 
   function choose(name, value) {
     if (!form) return false;
@@ -39,15 +28,6 @@
     return true;
   }
 
-  function fillPreset(verdict) {
-    if (!reason || (reason.value && reason.value !== presetShown)) return;  // a typed reason stays
-    presetShown = presets[verdict] || "";
-    reason.value = presetShown;
-    // The words come translated with the page (the reason box's data-no-preset), {verdict} filled in here.
-    const noPreset = reason.dataset.noPreset || "no preset reason for {verdict}: press e and type one";
-    reason.placeholder = presetShown ? "" : noPreset.replace("{verdict}", verdict);
-  }
-
   if (form) {
     form.querySelectorAll('input[name="verdict"]').forEach(function (input) {
       input.addEventListener("change", function () { fillPreset(input.value); });
@@ -56,7 +36,7 @@
 
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (typing(event.target)) {
+    if (shared.typing(event.target)) {
       if (event.key === "Escape" && !event.isComposing) event.target.blur();  // an IME's Escape cancels its own
       return;
     }
@@ -128,8 +108,5 @@
     span.addEventListener("click", jump);
     span.addEventListener("keydown", function (event) { if (event.key === "Enter") { event.stopPropagation(); jump(); } });
   });
-  // A floating message (main.wide) goes after a while, unless it reports an error.
-  document.querySelectorAll("main.wide .messages li:not(.msg-error)").forEach(function (item) {
-    setTimeout(function () { item.hidden = true; }, 8000);
-  });
+  shared.fadeMessages();
 })();
