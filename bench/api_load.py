@@ -116,6 +116,14 @@ def web_next_judge(i: int, session: Session, until: float, out: list, errors: li
         n += 1
 
 
+def machine_busy() -> float:
+    """CPU-seconds every process on the machine has used (the cores are shared: the client, and anyone else)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.nice + times.system + times.irq + times.softirq + getattr(times, "steal", 0.0)
+
+
 def phase(name: str, target, clients: list, shares: list[list[int]] | None, seconds: int, run_id: int,
           server) -> dict:
     from review.models import Judgement
@@ -123,6 +131,7 @@ def phase(name: str, target, clients: list, shares: list[list[int]] | None, seco
     stored_before = Judgement.objects.filter(pair__run_id=run_id).count()
     out, errors = [], []
     load_before, cpu_before = os.getloadavg()[0], server_cpu(server)
+    client_before, busy_before = time.process_time(), machine_busy()
     until = time.monotonic() + seconds
     began = time.monotonic()
     threads = [threading.Thread(target=target, kwargs={
@@ -134,16 +143,20 @@ def phase(name: str, target, clients: list, shares: list[list[int]] | None, seco
         t.join()
     elapsed = time.monotonic() - began
     cpu_after = server_cpu(server)
+    client_ms = 1000 * (time.process_time() - client_before) / max(len(out), 1)
+    busy_ms = 1000 * (machine_busy() - busy_before) / max(len(out), 1)
     stored = Judgement.objects.filter(pair__run_id=run_id).count() - stored_before
     cpu = {k: 1000 * cpu_used(cpu_before[k], cpu_after[k]) / max(len(out), 1) for k in cpu_after}
     times = sorted(out)
     row = {"name": name, "judgements": len(out), "stored": stored, "per_second": len(out) / elapsed,
            "median": statistics.median(times) if times else 0, "p95": p95(times) if times else 0,
            "errors": len(errors), "first_errors": errors[:3], "gunicorn_ms": cpu["gunicorn"],
-           "postgres_ms": cpu["postgres"], "load": (load_before, os.getloadavg()[0])}
+           "postgres_ms": cpu["postgres"], "client_ms": client_ms, "busy_ms": busy_ms,
+           "load": (load_before, os.getloadavg()[0])}
     print(f"{name:<22} {row['per_second']:7.1f}/s  {len(out):6d} submitted {stored:6d} stored  median "
           f"{row['median']:5.0f} ms p95 {row['p95']:5.0f} ms  CPU a judgement: gunicorn {row['gunicorn_ms']:5.1f} ms, "
-          f"PostgreSQL {row['postgres_ms']:4.1f} ms  errors {len(errors)} {errors[:3]}  load "
+          f"PostgreSQL {row['postgres_ms']:4.1f} ms, this client {client_ms:4.1f} ms, whole machine {busy_ms:4.1f} ms"
+          f"  errors {len(errors)} {errors[:3]}  load "
           f"{row['load'][0]:.1f}→{row['load'][1]:.1f}", flush=True)
     assert stored == len(out), "a judgement was lost or doubled"
     return row

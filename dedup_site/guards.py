@@ -108,17 +108,19 @@ def writing(writer: str, using: str = "default"):
     if _WRITER.get() == writer:
         yield
         return
+    from dedup_site.prepared import preparing_cursor
+
     connection = connections[using]
     token = _WRITER.set(writer)
     try:
         with transaction.atomic(using=using):
             if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
+                with preparing_cursor(connection) as cursor:
                     cursor.execute("SELECT set_config('dedup.writer', %s, true)", [writer])
             yield
             if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT set_config('dedup.writer', '', true)")
+                with preparing_cursor(connection) as cursor:
+                    cursor.execute("SELECT set_config('dedup.writer', %s, true)", [""])
     finally:
         _WRITER.reset(token)
 

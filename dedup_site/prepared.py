@@ -127,12 +127,14 @@ class Prepared:
             raise TypeError(f"expected a list of {self._list_length} ids, got {len(items)}")
         return items
 
+    def _fetch(self, compiled: _Compiled, params: list) -> list[tuple]:
+        with preparing_cursor(connections[self.using]) as cursor:
+            cursor.execute(compiled.sql, params)
+            return cursor.fetchall()
+
     def rows(self, *values) -> list[tuple]:
         compiled, params = self._with(values)
-        with connections[self.using].cursor() as cursor:
-            cursor.execute(compiled.sql, params)
-            fetched = cursor.fetchall()
-        return list(compiled.compiler.results_iter(results=[fetched], tuple_expected=True))
+        return list(compiled.compiler.results_iter(results=[self._fetch(compiled, params)], tuple_expected=True))
 
     def first(self, *values) -> tuple | None:
         found = self.rows(*values)
@@ -140,18 +142,49 @@ class Prepared:
 
     def objects(self, *values) -> list[Model]:
         compiled, params = self._with(values)
-        # The queryset's own iteration (instances, related objects, annotations) over the kept compiler,
-        # which answers with the kept SQL instead of compiling again.
+        fetched = self._fetch(compiled, params)
+        # The queryset's own iteration (instances, related objects, annotations) over the kept compiler, which
+        # answers with the rows just read instead of compiling and running the query again. The kept queryset
+        # itself is iterated (this thread's own), its cache emptied first: a copy of it cost a query's clone.
         compiler = compiled.compiler
-        compiler.as_sql = lambda *args, **kwargs: (compiled.sql, params)
-        queryset = compiled.queryset._chain()
+        vars(compiler)["execute_sql"] = lambda *args, **kwargs: [fetched]
+        queryset = compiled.queryset
         queryset.query.get_compiler = lambda *args, **kwargs: compiler
+        vars(queryset).update(_result_cache=None, _prefetch_done=False)  # a fresh iteration
         return list(queryset)
 
     def one(self, *values) -> Model | None:
         """The first instance `objects` returns (a read by primary key finds one or none), or None."""
         found = self.objects(*values)
         return found[0] if found else None
+
+
+_PREPARING: list[type] = []
+
+
+def preparing_cursor(connection):
+    """A cursor for SQL that is run again and again with new values. On PostgreSQL it binds the values on the
+    server and keeps each statement prepared in the session (psycopg's cache), so the server parses and plans
+    it once a connection rather than once a call; Django's cursors bind on the client and prepare nothing, as
+    not every query the ORM writes can be prepared. Elsewhere the connection's own cursor."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    if not _PREPARING:
+        from django.db.backends.postgresql.base import ServerBindingCursor
+
+        class PreparingCursor(ServerBindingCursor):
+            def execute(self, query, params=None, *, prepare=None, binary=None):
+                return super().execute(query, params, prepare=True, binary=binary)
+
+        _PREPARING.append(PreparingCursor)
+    # What connection.cursor() does, with this cursor in place of the connection's default one.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:  # Django turns psycopg's preparing off; only these cursors prepare
+        raw.prepare_threshold = 0  # (the connection's own cursors bind on the client, which never prepares)
+    with connection.wrap_database_errors:
+        return connection._prepare_cursor(_PREPARING[0](raw))  # noqa: SLF001 - Django's own wrapping
 
 
 def _keep_converters(compiler) -> None:
@@ -189,5 +222,5 @@ def upsert(model: type[Model], values: dict[str, object], unique: tuple[str, ...
                          f"ON CONFLICT ({conflict}) DO UPDATE SET {sets}", fields)
     sql, fields = _UPSERTS[key]
     params = [f.get_db_prep_save(value, connection) for f, value in zip(fields, values.values(), strict=True)]
-    with connection.cursor() as cursor:
+    with preparing_cursor(connection) as cursor:
         cursor.execute(sql, params)

@@ -3,6 +3,7 @@ a pair to the back of my own queue, and "next" stays in the pair's run."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -227,7 +228,8 @@ def test_next_locks_only_the_pair_row_and_the_reviewers_to_take_its_lease(import
     assert Lease.objects.filter(pair=pair, reviewer=editor).exists()
     if connection.features.has_select_for_update:  # PostgreSQL: the pair's row alone, not its run's
         locked = [q["sql"] for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
-        assert len(locked) == 2 and locked[0].endswith('FOR UPDATE OF "screening_candidatepair"')
+        # (a prepared statement is logged as QUERY = '…' - PARAMS = …, so the clause ends the SQL or its quote)
+        assert len(locked) == 2 and re.search(r'FOR UPDATE OF "screening_candidatepair"(\'|$)', locked[0])
         assert '"auth_user"' in locked[1]  # the reviewer's row: their leases are counted one request at a time
 
 

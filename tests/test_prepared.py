@@ -286,3 +286,35 @@ def test_marker_values_reach_the_compiled_parameters_as_given():
     _, params = queryset.query.get_compiler(using="default").as_sql()
     adapted = connection.ops.adapt_datetimefield_value(_TIME_MARKER)
     assert [p for p in params if p == _INT_MARKER] and f"{_STR_MARKER}1" in params and adapted in params
+
+
+@pytest.mark.django_db
+def test_kept_reads_are_prepared_once_on_postgresql_and_bind_each_calls_values(editor, arbiter):
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    prepared = Prepared(lambda pk: get_user_model().objects.filter(pk=pk).values_list("username"))
+    assert prepared.rows(editor.pk) == [(editor.username,)]
+    assert prepared.rows(arbiter.pk) == [(arbiter.username,)]  # the second call's value, not the first's
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ['SELECT "auth_user"."username"%'])
+        assert cursor.fetchone() == (1,)  # parsed and planned once for both calls
+
+
+@pytest.mark.django_db
+def test_a_judgement_releases_only_its_reviewers_lease_on_that_pair(import_records, editor, arbiter):
+    from review import services
+    from review.models import Lease
+
+    run = seed_run(import_records)
+    run.reviews_required = 2
+    run.save()
+    first, second = run.pairs.order_by("pk")[:2]
+    for pair in (first, second):
+        assert services.lease_take(pair_id=pair.pk, reviewer=editor)
+    assert services.lease_take(pair_id=first.pk, reviewer=arbiter)
+    services.judgement_record(pair=first, reviewer=editor, verdict="keep-both", reason="r")
+    assert set(Lease.objects.values_list("pair_id", "reviewer_id")) == {(second.pk, editor.pk), (first.pk, arbiter.pk)}
