@@ -69,6 +69,7 @@ def test_many_chunks_on_two_workers_give_the_pairs_of_one_worker(import_records,
     assert run.stats["near"]["below_floor"] == single.stats["near"]["below_floor"]
     assert run.stats["near"]["histogram"] == single.stats["near"]["histogram"]
     assert "verify" in run.stats["seconds"]
+    assert run.stats["near"]["verify_cpu_seconds"] > 0  # the chunks' CPU, summed, beside the wall clock
     assert len(run.stats["workers"]) == 2, run.stats.get("workers")
     assert DocumentSignature.objects.filter(document__corpus__name="many").count() == len(records)
     for w in workers:

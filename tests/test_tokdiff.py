@@ -72,3 +72,19 @@ def test_numbers_and_dates_read_by_value_as_the_expression_reads_them():
         texts.append("x " + "".join(parts) + " y")
     for text in texts:
         assert list(revision.Prepared(text).toks) == revision.tokens(text), ascii(text)
+
+
+def test_a_batch_tokenised_in_one_call_is_each_text_tokenised_alone_with_its_quotation_marks():
+    from screening.engine import overlap
+
+    rng = random.Random(9)
+    chars = "0123456789٠١٢٣-/.,٫+−%°Ca_ \u200c'’中文ابپé\u0301ﻻ한\n\"“”«»「」ｄｏ＇ﷺ\U0001F600"
+    texts = ["", "«quoted» and “again”", "ﷺ" * 30, "an emoji \U0001F600 'here'", "x" * 80]
+    texts += ["".join(rng.choice(chars) for _ in range(rng.randint(0, 40))) for _ in range(2000)]
+    for text, batch in zip(texts, revision.prepare_many(texts), strict=True):
+        alone = revision.Prepared(text)
+        assert list(batch.toks) == list(alone.toks) == revision.tokens(text), ascii(text)
+        assert batch.toks.hashes.tolist() == alone.toks.hashes.tolist(), ascii(text)
+        assert batch.toks.flags.tolist() == alone.toks.flags.tolist(), ascii(text)
+        expected = [m.start() for m in overlap._QUOTE_RE.finditer(text)]  # what the regular expression finds
+        assert overlap._marks(batch).tolist() == expected, ascii(text)

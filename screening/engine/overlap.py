@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from screening.engine import revision, tokdiff
+from screening.engine import revision, tokdiff, tokscan
 
 JOIN = 3  # tokens between two tiles that still make one block (a word or two edited inside a quotation)
 EDGE = 0.05  # of a text's tokens (at least EDGE_TOKENS): a block this close to its start or end is at the edge
@@ -26,7 +26,7 @@ WHOLE = 0.9  # share of both texts inside shared blocks: the texts are one text
 MAJOR = 0.75  # share of the shared tokens in blocks at the edges: a header or footer (a sentence or two the
 # bodies happen to share elsewhere does not make it a quotation)
 BOILERPLATE_TERMS = 3  # distinct boilerplate words a shared block needs to read as boilerplate
-_QUOTES = frozenset("\"“”«»„‟「」『』〝〞‘’‚'‹›")
+_QUOTES = frozenset(tokscan.QUOTE_MARKS)
 
 # Words of licences, copyright notices, disclaimers, navigation and signatures, in the three languages (two
 # ideographs a term in Chinese). Written from what such texts say, not from any corpus.
@@ -165,9 +165,9 @@ def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> 
     """Where the shared text of two prepared texts lies (tiled: revision.tiles of the two): analyse_reference,
     its arithmetic compiled (tokdiff.blocks, rest_pairs; in Python it was most of a pair's verification)."""
     lt, rt = lp.toks, rp.toks
-    return _assembled(lp, rp, tiled, *tokdiff.shared_blocks(
+    return _assembled(lp, rp, tiled, *tokdiff.located_blocks(
         lp.sorted_hashes(), rp.sorted_hashes(), lt.hashes, rt.hashes, tiled, lt.starts, lt.ends, rt.starts, rt.ends,
-        JOIN, EDGE, EDGE_TOKENS, MAJOR))
+        JOIN, EDGE, EDGE_TOKENS, MAJOR, _marks(lp), _marks(rp)))
 
 
 def analyse_tiled(lp: revision.Prepared, rp: revision.Prepared) -> tuple[Overlap, np.ndarray]:
@@ -177,14 +177,14 @@ def analyse_tiled(lp: revision.Prepared, rp: revision.Prepared) -> tuple[Overlap
     _, rindex = rp.grams()
     tiled, *found = tokdiff.tiled_blocks(
         lt.hashes, rt.hashes, lkeys, rindex, revision.TILE, revision.ANCHORS, lp.sorted_hashes(), rp.sorted_hashes(),
-        lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR)
+        lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR, _marks(lp), _marks(rp))
     return _assembled(lp, rp, tiled, *found), tiled
 
 
 def _assembled(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray, common: int, rows: np.ndarray,
-               spans: np.ndarray, top: np.ndarray, chars: int, lfree: int, rfree: int, at_edges: bool, lsides: int,
-               rsides: int, moved: int, lkeys: int, rkeys: int, shared: int) -> Overlap:
-    """The Overlap from what tokdiff.shared_blocks worked out."""
+               top: np.ndarray, chars: int, lfree: int, rfree: int, at_edges: bool, lsides: int, rsides: int,
+               moved: int, lkeys: int, rkeys: int, shared: int, quoted: bool) -> Overlap:
+    """The Overlap from what tokdiff.located_blocks worked out."""
     lt, rt = lp.toks, rp.toks
     nl, nr = len(lt), len(rt)
     total = (nl + nr) or 1
@@ -200,7 +200,7 @@ def _assembled(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray, 
         (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""), top.tolist(), chars, rest, similarity,
         where == "edges" and tokdiff.boilerplate(lt.buf, lt.fs, lt.fe, rows, *_vocabulary_index(),
                                                  BOILERPLATE_TERMS),  # _boilerplate, compiled
-        judged and tokdiff.quoted(spans, _marks(lp), _marks(rp)),  # _quoted, compiled
+        judged and quoted,  # _quoted, compiled
     )
 
 
@@ -208,8 +208,11 @@ _QUOTE_RE = re.compile("[" + re.escape("".join(sorted(_QUOTES))) + "]")
 
 
 def _marks(p: revision.Prepared) -> np.ndarray:
-    """The positions of the quotation marks in a prepared text, found once for all its pairs."""
-    return p.cached("quotes", lambda text: np.fromiter((m.start() for m in _QUOTE_RE.finditer(text)), np.int64))
+    """The positions of the quotation marks in a prepared text, found once for all its pairs (by the regular
+    expression, unless revision.prepare_many found them with its tokens)."""
+    if p.quotes is None:
+        p.quotes = np.fromiter((m.start() for m in _QUOTE_RE.finditer(p.text)), np.int64)
+    return p.quotes
 
 
 def analyse_reference(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> Overlap:

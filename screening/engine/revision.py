@@ -216,14 +216,15 @@ def _fast_tokens(text: str) -> TokenList | None:
 
 class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
-    many pairs prepares each document once."""
+    many pairs prepares each document once (prepare_many: a batch of them in one compiled call)."""
 
-    __slots__ = ("text", "toks", "truncated", "_grams", "_sorted", "_more")
+    __slots__ = ("text", "toks", "truncated", "quotes", "_grams", "_sorted")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, toks: TokenList | None = None, quotes: np.ndarray | None = None):
         self.text = text
-        self._grams = self._sorted = self._more = None
-        toks = _fast_tokens(text)
+        self.quotes = quotes  # the positions of its quotation marks (overlap), once found
+        self._grams = self._sorted = None
+        toks = _fast_tokens(text) if toks is None else toks
         if toks is None:  # the regular expression and the policy: the same tokens, slower
             listed = tokens(text)
             toks = TokenList.of_strings(text, [t.group for t in listed], [t.start for t in listed],
@@ -237,19 +238,25 @@ class Prepared:
             self._grams = tokdiff.gram_index(self.toks.hashes, TILE)
         return self._grams
 
-    def cached(self, name: str, make):
-        """make(text), made once for all the pairs it is in (what a layer above reads of the text)."""
-        if self._more is None:
-            self._more = {}
-        if name not in self._more:
-            self._more[name] = make(self.text)
-        return self._more[name]
-
     def sorted_hashes(self) -> np.ndarray:
         """Its token hashes in order of value (the token multiset), made once for all the pairs it is in."""
         if self._sorted is None:
             self._sorted = np.sort(self.toks.hashes)
         return self._sorted
+
+
+def prepare_many(texts: list[str]) -> list[Prepared]:
+    """Prepared of each text, their tokens and quotation marks found in one compiled call for the batch (a text
+    the call leaves to the expression is prepared as Prepared prepares it)."""
+    out = []
+    for text, found in zip(texts, tokdiff.tokenize_many(texts, foldtable.table_for(_FOLD_POLICY), _TELLING_HASHES),
+                           strict=True):
+        if found is None:
+            out.append(Prepared(text))
+        else:
+            arrays, quotes = found
+            out.append(Prepared(text, TokenList(text, *arrays), quotes))
+    return out
 
 
 def prepare(text: str | Prepared) -> Prepared:

@@ -202,6 +202,75 @@ def tokenize(text: str, table: foldtable.Table, telling: tuple):
     return None if count < 0 else tuple(found)
 
 
+@njit(cache=True, nogil=True)
+def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling):
+    """_tokenize of each text cp[offsets[d]:offsets[d + 1]], its arrays one after another in arrays for all
+    (one call a batch: a call a text, its arguments and nine arrays boxed, cost as much as a short text's
+    tokens), and the positions of the quotation marks in each. Returns (a row a text: tokens or -1 (for the
+    expression) or -2 (for _tokenized, which makes room), first token, buf start, buf end, first mark, end of
+    marks; then codes, starts, ends, buf, fs, fe, hashes, flags, marks)."""
+    total, texts = cp.shape[0], offsets.shape[0] - 1
+    codes = np.empty(total, dtype=np.uint8)
+    starts, ends = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    fs, fe = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    hashes, flags = np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.uint8)
+    marks = np.empty(total, dtype=np.int64)
+    buf = np.empty(2 * total + 64 * texts, dtype=np.uint32)  # as _tokenized's first room, for each text
+    rows = np.zeros((texts, 6), dtype=np.int64)
+    pos = bpos = mpos = 0
+    for d in range(texts):
+        a, b = offsets[d], offsets[d + 1]
+        rows[d, 1], rows[d, 2], rows[d, 4] = pos, bpos, mpos
+        m = mpos
+        for i in range(a, b):
+            if cp[i] >= 0x10000:
+                m = -1
+                break
+            if cls[cp[i]] & tokscan.QUOTE:
+                marks[m] = i - a
+                m += 1
+        if m < 0:
+            rows[d, 0], rows[d, 3], rows[d, 5] = -1, bpos, mpos
+            continue
+        room = 2 * (b - a) + 64
+        count = _tokenize(cp[a:b], cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes[pos:],
+                          starts[pos:], ends[pos:], buf[bpos:bpos + room], fs[pos:], fe[pos:], hashes[pos:],
+                          flags[pos:])
+        rows[d, 0] = count
+        if count < 0:  # its marks are kept (for _tokenized to make room for it), not its tokens
+            rows[d, 3], rows[d, 5], mpos = bpos, m, m
+            continue
+        end = bpos + (fe[pos + count - 1] if count else 0)
+        rows[d, 3], rows[d, 5] = end, m
+        pos, bpos, mpos = pos + count, end, m
+    return rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks
+
+
+def tokenize_many(texts: list[str], table: foldtable.Table, telling: tuple) -> list[tuple | None]:
+    """tokenize of each text, a batch in one compiled call, each with the positions of its quotation marks:
+    ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None."""
+    if not texts:
+        return []
+    cp = foldtable.codepoints("".join(texts))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+    rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
+        cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
+        table.pairs, table.simple, telling)
+    out: list[tuple | None] = []
+    for text, (count, a, b0, b1, m0, m1) in zip(texts, rows.tolist(), strict=True):
+        if count == -2:  # folds longer than its room here: on its own, with room for its widest fold
+            found = tokenize(text, table, telling)
+            out.append(None if found is None else (found, marks[m0:m1]))
+        elif count < 0:
+            out.append(None)
+        else:
+            z = a + count
+            out.append(((codes[a:z], starts[a:z], ends[a:z], buf[b0:b1], fs[a:z], fe[a:z], hashes[a:z], flags[a:z]),
+                        marks[m0:m1]))
+    return out
+
+
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
                  ) -> tuple[np.ndarray, np.ndarray]:
     """(hashes, flags) of tokens normalised into buf[fs:fe]; a number, date or mark tells whatever it says."""
@@ -646,6 +715,18 @@ def shared_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rend
 
 
 @njit(cache=True, nogil=True)
+def located_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share, least, major,
+                   lquotes, rquotes):
+    """shared_blocks with its spans read for quotation marks here (`quoted`, from the sorted positions of each
+    text's marks) instead of returned: (shared_blocks' results without the spans, then whether a span stands
+    in quotation marks)."""
+    common, rows, spans, top, chars, lfree, rfree, edged, lsides, rsides, moved, lkeys, rkeys, both = shared_blocks(
+        lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share, least, major)
+    return (common, rows, top, chars, lfree, rfree, edged, lsides, rsides, moved, lkeys, rkeys, both,
+            quoted(spans, lquotes, rquotes))
+
+
+@njit(cache=True, nogil=True)
 def gram_index(h, m):
     """gram_keys of h and their index (kernels.index), in one call."""
     keys = gram_keys(h, m)
@@ -675,12 +756,12 @@ def moved_rows(rows, tiled, nl, nr, share):
 
 @njit(cache=True, nogil=True)
 def tiled_blocks(lh, rh, lkeys, rindex, m, anchors, lsorted, rsorted, lstarts, lends, rstarts, rends, join, share,
-                 least, major):
-    """tiles of the two texts and shared_blocks of those tiles in one call (tiles first, then shared_blocks'
+                 least, major, lquotes, rquotes):
+    """tiles of the two texts and located_blocks of those tiles in one call (tiles first, then located_blocks'
     results): a stored pair's tiles and where they lie cost two calls from Python less."""
     tiled = tiles(lh, rh, lkeys, rindex, m, anchors)
-    return (tiled, *shared_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share,
-                                   least, major))
+    return (tiled, *located_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share,
+                                   least, major, lquotes, rquotes))
 
 
 @njit(cache=True, nogil=True)

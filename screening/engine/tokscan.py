@@ -19,7 +19,8 @@ BMP = 0x10000
 DATE, NUMBER, CJK, WORD, MARK = 0, 1, 2, 3, 4
 GROUPS = ("date", "number", "cjk", "word", "mark")
 # Character classes (bits), each from the same character set as in revision.TOKEN_RE.
-DIGIT, LETTER, IDEOGRAPH, SIGN, NO_SIGN_AFTER, DATE_SEP, NUMBER_SEP, JOINER, PERCENT = (1 << i for i in range(9))
+DIGIT, LETTER, IDEOGRAPH, SIGN, NO_SIGN_AFTER, DATE_SEP, NUMBER_SEP, JOINER, PERCENT, QUOTE = (
+    1 << i for i in range(10))
 
 
 # The character sets of the tokens, as regular-expression classes: revision.TOKEN_RE is written with them,
@@ -35,6 +36,8 @@ DATE_SEP_SET = r"[-/.－／．]"
 NUMBER_SEP_SET = r"[.,٫٬．]"  # not the full-width comma: Chinese lists 1，2，3 with it
 JOINER_SET = r"[\u200c'’＇]"  # ZWNJ and apostrophes, inside a word
 PERCENT_SET = r"[%‰％]"
+# Not a token: the quotation marks overlap looks for around a shared block, found in the same pass.
+QUOTE_MARKS = "\"“”«»„‟「」『』〝〞‘’‚'‹›"
 
 
 @cache
@@ -42,7 +45,7 @@ def classes() -> np.ndarray:
     sets = {
         DIGIT: DIGIT_SET, LETTER: LETTER_SET, IDEOGRAPH: IDEOGRAPH_SET, SIGN: SIGN_SET,
         NO_SIGN_AFTER: NO_SIGN_AFTER_SET, DATE_SEP: DATE_SEP_SET, NUMBER_SEP: NUMBER_SEP_SET,
-        JOINER: JOINER_SET, PERCENT: PERCENT_SET,
+        JOINER: JOINER_SET, PERCENT: PERCENT_SET, QUOTE: "[" + re.escape(QUOTE_MARKS) + "]",
     }
     out = np.zeros(BMP, dtype=np.uint16)
     for bit, pattern in sets.items():

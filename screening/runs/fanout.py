@@ -219,11 +219,13 @@ def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
     verification_key_check(run)
     connection = get_current_job().connection
     template = _template(run_id)
+    cpu = time.process_time()  # the chunk's verification CPU, summed over chunks beside the wall-clock seconds
     found, below_floor = near.verify_chunk([tuple(p) for p in pairs], template, near_config_of(run),
                                            lambda fraction, stage: None)
+    cpu = time.process_time() - cpu
     # Keyed by chunk number: a chunk run twice (retried after a kill) leaves one result.
     connection.hset(_key(run_id, "verified"), str(number), json.dumps(
-        {"pairs": [p.as_row() for p in found], "below_floor": below_floor}))
+        {"pairs": [p.as_row() for p in found], "below_floor": below_floor, "cpu": cpu}))
     connection.expire(_key(run_id, "verified"), progress.TTL)
     _report_stages(run_id, {"exact": 1.0, "sign": 1.0, "band": 1.0, "verify": _chunk_done(run_id, "verify")},
                    "verify")
@@ -250,7 +252,9 @@ def run_publish_staged(*, run_id: int) -> str:
         doc_ids = near.doc_ids_of({pk for p in pairs for pk in (p.left, p.right)})
         screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"])
         outcome = pipeline.outcome_of(screened, pairs, sum(chunk["below_floor"] for chunk in chunks),
-                                      near_config_of(run), doc_ids, staged["candidates"], staged["stats"])
+                                      near_config_of(run), doc_ids, staged["candidates"],
+                                      {**staged["stats"], "verify_cpu_seconds": round(
+                                          sum(chunk.get("cpu", 0.0) for chunk in chunks), 3)})
         outcome.seconds = dict(staged["seconds"], verify=round(time.time() - staged["at"], 3))
         run = run_publish(run=run, outcome=outcome, workers=lambda: _workers(run_id), report=report)
     except Exception:

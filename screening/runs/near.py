@@ -29,6 +29,7 @@ from screening.models import Corpus, Document, DocumentSignature, IndexCandidate
 BATCH = 1000
 BAND_READ = 20_000  # stored signatures read a query while banding
 PREPARED_CACHE = 2000  # documents kept tokenised while a chunk of candidates is verified
+WINDOW = 1000  # candidates whose documents are tokenised together (two documents a candidate at most)
 STRONGEST = POLICIES["persian-arabic-fold-v1"]  # what "the same once normalised" means across policies
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
 HISTOGRAM_BINS = 20  # over [0, 1]
@@ -245,11 +246,17 @@ class _Texts:
         # Jaccard of 1, at or above any threshold, so a pair below it never is.
         self._strongest = self._char and get_policy(config.policy) is STRONGEST
 
+    def prepare(self, pks: set[int]) -> None:
+        """Tokenise these documents, those not yet tokenised in one compiled call (candidates come sorted, so a
+        bounded cache does: past PREPARED_CACHE only these are kept)."""
+        missing = sorted(pk for pk in pks if pk not in self._prepared)
+        if len(self._prepared) + len(missing) > PREPARED_CACHE:
+            self._prepared = {pk: p for pk, p in self._prepared.items() if pk in pks}
+        self._prepared.update(zip(missing, revision.prepare_many([self.bodies[pk] for pk in missing]), strict=True))
+
     def prepared(self, pk: int) -> revision.Prepared:
-        """Tokenised (candidates come sorted, so a bounded cache does)."""
+        """Tokenised (by `prepare`, or now)."""
         if pk not in self._prepared:
-            if len(self._prepared) >= PREPARED_CACHE:
-                self._prepared.clear()
             self._prepared[pk] = revision.Prepared(self.bodies[pk])
         return self._prepared[pk]
 
@@ -265,12 +272,38 @@ class _Texts:
         return self._fold(left) == self._fold(right)
 
 
+def _pair(left: int, right: int, shared: int, shared_t: int, union: int, score: float, texts: _Texts,
+          hashes: dict[int, np.ndarray], in_template: dict[int, int], index: tuple, docs: Involved,
+          config: minhash.NearConfig) -> NearPair:
+    """A candidate at or above the floor, with its template scores and evidence."""
+    # As explain.template_scores: the template share of what they share, and Jaccard without templates.
+    for pk in (left, right):
+        if pk not in in_template:
+            in_template[pk] = fast.template_count(hashes[pk], *index)
+    rest = union - in_template[left] - in_template[right] + shared_t
+    share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
+    facts, doc_ids = docs.facts, docs.doc_ids
+    if doc_ids[left] > doc_ids[right]:
+        left, right = right, left
+    if score >= config.threshold or texts.same_under_strongest_fold(left, right):
+        # At or above the threshold, or the same text under the strongest fold (a copy the run's policy
+        # keeps apart, Persian digits under nfkc): the whole evidence now.
+        found = evidence.for_near(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
+                                  facts[left], facts[right], score, (share, without), shared=shared)
+    else:  # below the review threshold: the token diff waits for the pair's first opening
+        found = evidence.for_near_partial(texts.prepared(left), texts.prepared(right), hashes[left],
+                                          hashes[right], facts[left], facts[right], score, (share, without),
+                                          shared=shared)
+    return NearPair(left, right, score, minhash.estimate(docs.signatures[left], docs.signatures[right]), share,
+                    without, found.signals, found.as_dict())
+
+
 def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndarray, config: minhash.NearConfig,
             report: Progress) -> tuple[list[NearPair], int]:
     """Exact Jaccard of every candidate pair (document pks); those at or above the storage floor are kept with
     their estimate, template scores and revision signals. Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
-    bodies, facts, doc_ids, signatures = docs.bodies, docs.facts, docs.doc_ids, docs.signatures
+    bodies, doc_ids = docs.bodies, docs.doc_ids
     hashes = hashes_of(bodies, config)
     texts = _Texts(bodies, config)
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
@@ -278,35 +311,23 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     index = fast.template_index(template)
     in_template: dict[int, int] = {}  # of the documents of kept pairs only
     below_floor = 0
-    for n, (left, right) in enumerate(candidates):
-        x, y = hashes[left], hashes[right]
-        shared, shared_t = fast.pair_counts(x, y, *index)
-        union = x.shape[0] + y.shape[0] - shared
-        score = shared / union if union else 0.0
-        if score < config.storage_floor:
-            below_floor += 1
-            continue
-        # As explain.template_scores: the template share of what they share, and Jaccard without templates.
-        for pk in (left, right):
-            if pk not in in_template:
-                in_template[pk] = fast.template_count(hashes[pk], *index)
-        rest = union - in_template[left] - in_template[right] + shared_t
-        share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
-        if doc_ids[left] > doc_ids[right]:
-            left, right = right, left
-        if score >= config.threshold or texts.same_under_strongest_fold(left, right):
-            # At or above the threshold, or the same text under the strongest fold (a copy the run's policy
-            # keeps apart, Persian digits under nfkc): the whole evidence now.
-            found = evidence.for_near(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
-                                      facts[left], facts[right], score, (share, without), shared=shared)
-        else:  # below the review threshold: the token diff waits for the pair's first opening
-            found = evidence.for_near_partial(texts.prepared(left), texts.prepared(right), hashes[left],
-                                              hashes[right], facts[left], facts[right], score, (share, without),
-                                              shared=shared)
-        pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
-                              without, found.signals, found.as_dict()))
-        if n % 5000 == 0:
-            report(n / len(candidates), "verify")
+    for begin in range(0, len(candidates), WINDOW):
+        # The window's Jaccards first: only the documents of pairs at or above the floor are tokenised, together.
+        kept = []
+        for left, right in candidates[begin : begin + WINDOW]:
+            x, y = hashes[left], hashes[right]
+            shared, shared_t = fast.pair_counts(x, y, *index)
+            union = x.shape[0] + y.shape[0] - shared
+            score = shared / union if union else 0.0
+            if score < config.storage_floor:
+                below_floor += 1
+            else:
+                kept.append((left, right, shared, shared_t, union, score))
+        texts.prepare({pk for row in kept for pk in row[:2]})
+        for left, right, shared, shared_t, union, score in kept:
+            pairs.append(_pair(left, right, shared, shared_t, union, score, texts, hashes, in_template, index, docs,
+                               config))
+        report(min(1.0, (begin + WINDOW) / len(candidates)), "verify")
     report(1.0, "verify")
     pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
     return pairs, below_floor
