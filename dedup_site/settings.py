@@ -291,6 +291,8 @@ DEDUP_BAND_KEYS = env_int("DEDUP_BAND_KEYS", 8_000_000)
 DEDUP_VERIFY_CHUNK = env_int("DEDUP_VERIFY_CHUNK", 2000)
 # Uploads at least this large are read and checked in a second process while the first stores them.
 DEDUP_IMPORT_PARALLEL_BYTES = env_int("DEDUP_IMPORT_PARALLEL_BYTES", 16 * 1024 * 1024)
+# The language check reads and stores documents in batches of this many; its progress moves once a batch.
+DEDUP_LANGUAGE_CHECK_BATCH = env_int("DEDUP_LANGUAGE_CHECK_BATCH", 1000)
 RQ = {"WORKER_CLASS": "dedup_site.rq_worker.DedupWorker"}
 # Seconds a worker keeps retrying Redis through an outage (a restart) before it gives up and quits.
 DEDUP_WORKER_REDIS_PATIENCE = env_int("DEDUP_WORKER_REDIS_PATIENCE", 60)

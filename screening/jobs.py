@@ -13,10 +13,12 @@ from screening.runs import fanout, lifecycle
 def upload_job(upload_id: int) -> dict:
     upload = Upload.objects.select_related("source", "corpus").get(pk=upload_id)
     with background.failure_recorded(lambda error: uploads.upload_fail(upload_id=upload_id, error=error)):
-        upload = uploads.upload_process(upload=upload, on_progress=background.reporter("upload", upload_id))
+        upload = uploads.upload_process(upload=upload, on_progress=background.reporter("upload", upload_id),
+                                        check_follows=True)
     # After the import's commit: the documents are there meanwhile, and a failure here leaves them be (the
-    # upload stays complete, unchecked, and detect_languages checks it again).
-    upload = detection.upload_language_check(upload=upload)
+    # upload stays complete, its check failed, and detect_languages checks it again).
+    with background.failure_recorded(lambda error: detection.language_check_fail(upload_id=upload_id)):
+        upload = detection.upload_language_check(upload=upload)
     return {"status": upload.status, "documents": upload.document_count,
             "language_mismatches": upload.language_mismatch_count}
 
@@ -24,6 +26,7 @@ def upload_job(upload_id: int) -> dict:
 def upload_job_failed(job, connection, exc_type, exc_value, tb) -> None:
     # Also called when the work-horse dies (killed, out of memory): the job body could not say so itself.
     uploads.upload_fail(upload_id=int(job.args[0]), error=background.failure_message(exc_type, exc_value))
+    detection.language_check_fail(upload_id=int(job.args[0]))
 
 
 def audit_job(audit_id: int) -> dict:

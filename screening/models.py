@@ -119,12 +119,29 @@ class Upload(BackgroundWork, models.Model):
     # Defaults in the database too: rows written by older code (and its migrations' models) leave them out.
     language_mismatches = models.JSONField(default=list, blank=True, db_default=[])
     language_mismatch_count = models.IntegerField(default=0, db_default=0)
+    # Where the check stands (a RunState: queued from the import's commit, running, complete or failed; "" for
+    # an upload it was never planned for) and how many documents it has read, for the pages' progress bars.
+    language_check = models.CharField(max_length=16, blank=True, default="", db_default="")
+    language_check_done = models.IntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["-uploaded_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.original_name} → {self.corpus}"
+
+    @property
+    def is_checking_languages(self) -> bool:
+        """The import is complete and the language check is yet to run or running."""
+        return self.status == RunState.COMPLETE and self.language_check in (RunState.QUEUED, RunState.RUNNING)
+
+    @property
+    def languages_checked(self) -> bool:
+        return self.language_check == RunState.COMPLETE
+
+    @property
+    def language_check_failed(self) -> bool:
+        return self.language_check == RunState.FAILED
 
 
 class Document(models.Model):

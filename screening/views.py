@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpRespon
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import background, buckets, progress
@@ -83,8 +83,20 @@ def upload_create(request):
 @require_GET
 def upload_status(request, pk):
     upload = get_object_or_404(Upload, pk=pk)
-    return JsonResponse(background.status(upload, "upload", document_count=upload.document_count,
-                                          problem_count=upload.problem_count))
+    state = background.status(upload, "upload", document_count=upload.document_count,
+                              problem_count=upload.problem_count, language_check=upload.language_check,
+                              language_check_done=upload.language_check_done)
+    if upload.is_checking_languages:  # the import is done; the bar now follows the language check
+        state.update(active=True, stage="", label=checking_languages(upload),
+                     fraction=round(upload.language_check_done / max(upload.document_count, 1), 4))
+    return JsonResponse(state)
+
+
+def checking_languages(upload: Upload) -> str:
+    # The corpus page's words for it (templates/screening/corpus_detail.html), one catalog entry for both.
+    return ngettext("checking languages: %(done)s of %(counter)s document",
+                    "checking languages: %(done)s of %(counter)s documents",
+                    upload.document_count) % {"done": upload.language_check_done, "counter": upload.document_count}
 
 
 @require_GET

@@ -66,6 +66,7 @@ ObjectJSONParser
 _.accepted_media_type
 to_representation
 rejected
+mismatch_count  # the upload's language_check (review.api.serializers.LanguageCheck)
 get_security_definition
 Schema
 get_operation_id

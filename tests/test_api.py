@@ -415,8 +415,9 @@ def test_the_whole_flow_over_http_with_tokens(live_server, run_worker, admin_use
     run_worker()
     upload = admin.call("GET", accepted["url"])[1]
     assert (upload["status"], upload["document_count"]) == ("done", 5)
+    assert (upload["language_check"]["status"], upload["language_check"]["checked"]) == ("done", 5)
     refused = admin.call("GET", broken["url"])[1]
-    assert (refused["status"], refused["rejected"]) == ("failed", True)
+    assert (refused["status"], refused["rejected"], refused["language_check"]) == ("failed", True, None)
     assert any("line 2" in p for p in refused["problems"])
 
     status, started = admin.call("POST", "/runs/", {"corpus": corpus["id"], "near": True, "reviews_required": 2},

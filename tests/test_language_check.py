@@ -144,6 +144,97 @@ def test_detect_languages_checks_documents_imported_before_the_check(import_reco
     assert dict(Document.objects.values_list("doc_id", "language"))["en-tagged-de"] == "de"  # the tag as it was
 
 
+# --- while the check runs --------------------------------------------------------------------------------
+
+MANY = [{"doc_id": f"d{i}", "language": "de" if i % 10 == 3 else "en", "body": f"{ENGLISH} ({i})"}
+        for i in range(40)]
+
+
+def _phase(state: dict) -> tuple:
+    """Where an upload stands for its page, in the order the states must come."""
+    order = [("queued", ""), ("running", ""), ("complete", "queued"), ("complete", "running"),
+             ("complete", "complete")]
+    return order.index((state["status"], state["language_check"])), state["language_check_done"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_status_follows_the_import_then_the_language_check_in_order(admin_client, run_worker, write,
+                                                                          settings):
+    import threading
+
+    from django.db import connections
+
+    from screening.ingest import uploads
+
+    settings.DEDUP_LANGUAGE_CHECK_BATCH = 1  # the work-horse forks with it: the bar moves once a document
+    path = write("many.jsonl", "".join(json.dumps(r) + "\n" for r in MANY))
+    upload = uploads.upload_enqueue(upload=uploads.upload_create_from_path(corpus_name="many", path=path))
+    url = reverse("screening:upload_status", args=[upload.pk])
+    seen, stop = [admin_client.get(url).json()], threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.append(admin_client.get(url).json())
+        connections.close_all()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    run_worker()
+    stop.set()
+    watcher.join()
+    seen.append(admin_client.get(url).json())
+    phases = [_phase(state) for state in seen]
+    assert phases == sorted(phases), phases  # never back: import, then the check, its count only growing
+    checking = [s for s in seen if s["language_check"] == "running" and 0 < s["language_check_done"] < 40]
+    assert checking, phases
+    middle = checking[len(checking) // 2]
+    assert middle["active"] and middle["fraction"] == middle["language_check_done"] / 40
+    assert middle["label"] == f"checking languages: {middle['language_check_done']} of 40 documents"
+    assert phases[0] == (0, 0) and phases[-1] == (4, 40) and not seen[-1]["active"]
+    page = admin_client.get(reverse("screening:corpus_detail", args=["many"])).content.decode()
+    assert "The text of 4 documents does not read as their language tags" in page
+    assert "checking languages" not in page and "data-status-url" not in page
+
+
+@pytest.mark.django_db
+def test_the_corpus_page_shows_the_check_under_way_and_no_mismatch_list(import_records, editor_client):
+    from screening.ingest import detection
+    from screening.models import Upload
+
+    upload = import_records("wait", RECORDS)
+    Upload.objects.filter(pk=upload.pk).update(language_check="running", language_check_done=2,
+                                               language_mismatch_count=1)  # what a check half-way has
+    page = editor_client.get(reverse("screening:corpus_detail", args=["wait"])).content.decode()
+    assert "checking languages: 2 of 5 documents" in page and '<progress max="5" value="2">' in page
+    assert "does not read as" not in page and "every text reads as its language tag" not in page
+    detection.upload_language_check(upload=upload)
+    page = editor_client.get(reverse("screening:corpus_detail", args=["wait"])).content.decode()
+    assert "checking languages" not in page and "The text of 1 document does not read as its language tag" in page
+
+
+@pytest.mark.django_db
+def test_a_check_that_stopped_says_so_and_the_page_stops_waiting(import_records, editor_client):
+    from screening.ingest import detection
+    from screening.models import Upload
+
+    upload = import_records("stopped", RECORDS[:3])
+    Upload.objects.filter(pk=upload.pk).update(language_check="running")
+    detection.language_check_fail(upload_id=upload.pk)
+    page = editor_client.get(reverse("screening:corpus_detail", args=["stopped"])).content.decode()
+    assert "the language check stopped" in page and "data-status-url" not in page
+    state = editor_client.get(reverse("screening:upload_status", args=[upload.pk])).json()
+    assert (state["active"], state["language_check"]) == (False, "failed")
+
+
+@pytest.mark.django_db
+def test_an_upload_whose_texts_all_read_as_their_tags_says_so(import_records, editor_client):
+    from screening.ingest import detection
+
+    detection.upload_language_check(upload=import_records("clean", RECORDS[:3]))
+    page = editor_client.get(reverse("screening:corpus_detail", args=["clean"])).content.decode()
+    assert "every text reads as its language tag" in page
+
+
 # --- what the pages show ---------------------------------------------------------------------------------
 
 

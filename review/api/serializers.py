@@ -24,7 +24,8 @@ class State(S.ChoiceField):
     """A job's status in the API's words (`done` when complete), from the model's."""
 
     def __init__(self, **kwargs):
-        super().__init__(choices=STATES, help_text="queued, running, done (complete) or failed", **kwargs)
+        kwargs.setdefault("help_text", "queued, running, done (complete) or failed")
+        super().__init__(choices=STATES, **kwargs)
 
     def to_representation(self, value):
         return api_state(value)
@@ -65,6 +66,15 @@ class CorpusPage(S.Serializer):
     results = Corpus(many=True)
 
 
+class LanguageCheck(S.Serializer):
+    status = State(help_text="queued (the import is running), running, done or failed; its own state, after the "
+                             "upload's")
+    checked = S.IntegerField(help_text="documents read so far, of document_count")
+    mismatch_count = S.IntegerField(help_text="when done: documents whose tag disagrees with a confident detection")
+    mismatches = S.ListField(child=S.DictField(), help_text="when done: doc_id, place, tag, detected, confidence "
+                                                            "(the first ones stored)")
+
+
 class UploadState(S.Serializer):
     id = S.IntegerField()
     corpus = S.IntegerField(source="corpus_id")
@@ -81,6 +91,8 @@ class UploadState(S.Serializer):
                                                           "ones stored)")
     problem_groups = S.ListField(child=S.DictField(), help_text="one per rule broken: field, rule, count, examples")
     error = S.CharField(help_text="when failed: the program's error (last line)")
+    language_check = LanguageCheck(allow_null=True, help_text="the language check that follows the import; null "
+                                                              "when none is planned (rejected, failed, or older)")
 
 
 class Progress(S.Serializer):

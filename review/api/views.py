@@ -187,7 +187,16 @@ def upload_detail(request, pk):
     return Response(out.UploadState({**{f: getattr(upload, f) for f in (
         "id", "corpus_id", "original_name", "language", "status", "uploaded_at", "finished_at", "document_count",
         "problem_count", "problems", "problem_groups")}, "error": _last_line(upload.error),
-        "is_rejected": upload.status == Upload.Status.REJECTED}).data)
+        "is_rejected": upload.status == Upload.Status.REJECTED, "language_check": _language_check(upload)}).data)
+
+
+def _language_check(upload: Upload) -> dict | None:
+    if not upload.language_check:
+        return None
+    done = upload.languages_checked
+    return {"status": upload.language_check, "checked": upload.language_check_done,
+            "mismatch_count": upload.language_mismatch_count if done else 0,
+            "mismatches": upload.language_mismatches if done else []}
 
 
 # --- runs ------------------------------------------------------------------------------------------------------

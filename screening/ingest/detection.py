@@ -7,13 +7,14 @@ the documents are there to be screened meanwhile. The tag itself is never change
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from screening.engine import langcheck
 from screening.models import Document, Upload
 
-BATCH = 1000
 MAX_LISTED = 1000  # mismatches kept on the upload; the count says how many there were
 
 
@@ -45,11 +46,14 @@ def upload_language_check(*, upload: Upload) -> Upload:
     those whose tag disagrees with a confident detection (with the ones checked before, if any)."""
     if upload.status != Upload.Status.COMPLETE:
         return upload
+    # The upload's row says how far the check is (language_check_done), for the corpus page and the API.
+    Upload.objects.filter(pk=upload.pk).update(language_check=Upload.Status.RUNNING, language_check_done=0)
     documents = Document.objects.filter(upload=upload).order_by("pk")
     mismatches, last = [], 0
     while True:
         batch = list(documents.filter(pk__gt=last).values_list(
-            "pk", "doc_id", "place", "language", "title", "body", "detected_language", "language_confidence")[:BATCH])
+            "pk", "doc_id", "place", "language", "title", "body", "detected_language", "language_confidence",
+        )[:settings.DEDUP_LANGUAGE_CHECK_BATCH])
         if not batch:
             break
         last = batch[-1][0]
@@ -62,11 +66,19 @@ def upload_language_check(*, upload: Upload) -> Upload:
         mismatches += found_now
         with transaction.atomic():
             _store(values)
+            Upload.objects.filter(pk=upload.pk).update(language_check_done=F("language_check_done") + len(batch))
     Upload.objects.filter(pk=upload.pk).update(
         language_checked_at=timezone.now(), language_mismatches=mismatches[:MAX_LISTED],
-        language_mismatch_count=len(mismatches))
+        language_mismatch_count=len(mismatches), language_check=Upload.Status.COMPLETE)
     upload.refresh_from_db()
     return upload
+
+
+def language_check_fail(*, upload_id: int) -> None:
+    """The check stopped (an error, or the work-horse died): the pages stop waiting for it; the documents it
+    did not reach stay unchecked for detect_languages."""
+    Upload.objects.filter(pk=upload_id, language_check__in=[Upload.Status.QUEUED, Upload.Status.RUNNING]).update(
+        language_check=Upload.Status.FAILED)
 
 
 def language_check_pending(*, corpus_name: str = "") -> int:

@@ -145,10 +145,13 @@ def _insert_documents(values: list[tuple]) -> None:
             cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)  # noqa: S608
 
 
-def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | None = None) -> Upload:
+def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | None = None,
+                   check_follows: bool = False) -> Upload:
     """Read the stored file and add all of its documents to the corpus, or none of them.
 
-    Every problem found is recorded on the upload (file, line or member, field, rule).
+    Every problem found is recorded on the upload (file, line or member, field, rule). With `check_follows`
+    (the caller runs detection.upload_language_check next), a complete upload's language check is marked
+    queued in the same update, so no page sees the upload done before its check is planned.
     """
     if upload.status not in (Upload.Status.QUEUED, Upload.Status.FAILED):
         return upload  # already processed: a retried job must not import twice
@@ -182,17 +185,21 @@ def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | Non
     if report.problems:
         _finish(upload, Upload.Status.REJECTED, problems=report.problems, notices=report.notices)
     else:
-        _finish(upload, Upload.Status.COMPLETE, count=count, notices=report.notices)
+        _finish(upload, Upload.Status.COMPLETE, count=count, notices=report.notices,
+                language_check=Upload.Status.QUEUED if check_follows else "")
     if on_progress:
         on_progress(1.0)
     upload.refresh_from_db()
     return upload
 
 
-def _finish(upload: Upload, status: str, *, count: int = 0, problems=(), notices=(), error: str = "") -> None:
+def _finish(upload: Upload, status: str, *, count: int = 0, problems=(), notices=(), error: str = "",
+            language_check: str = "") -> None:
     problems = list(problems)
     Upload.objects.filter(pk=upload.pk).update(
         status=status,
+        language_check=language_check,
+        language_check_done=0,
         finished_at=timezone.now(),
         document_count=count,
         problems=[str(p) for p in problems[:MAX_STORED_PROBLEMS]],

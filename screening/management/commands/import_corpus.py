@@ -27,7 +27,8 @@ class Command(BaseCommand):
         except uploads.UploadRefused as error:
             raise CommandError(str(error)) from error
         bar = ProgressBar(getattr(self.stderr, "_out", self.stderr), path.name)
-        upload = uploads.upload_process(upload=upload, on_progress=lambda fraction: bar.draw(fraction, "read"))
+        upload = uploads.upload_process(upload=upload, on_progress=lambda fraction: bar.draw(fraction, "read"),
+                                        check_follows=True)
         bar.close()
         for notice in upload.notices:
             self.stdout.write(f"note: {notice}")
