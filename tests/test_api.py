@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import subprocess
 import urllib.error
 import urllib.request
 import uuid
@@ -481,3 +484,24 @@ def test_the_readmes_python_example_runs_against_a_live_server(live_server, work
     exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example
     lines = capsys.readouterr().out.split()
     assert lines and all(line.count(",") == 3 for line in lines)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(not shutil.which("curl"), reason="curl is not installed")
+def test_the_readmes_curl_example_runs_against_a_live_server(live_server, worker_process, admin_user, editor,
+                                                             tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    script = readme[readme.index("**A pipeline, with curl**"):].split("```sh\n", 1)[1].split("```", 1)[0]
+    worker_process()
+    env = {**os.environ, "H": live_server.url, "T": token_for(admin_user), "E": token_for(editor)}
+    (tmp_path / "samples").symlink_to(root / "samples")
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, timeout=120, capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = (tmp_path / "decisions.csv").read_text(encoding="utf-8").splitlines()
+    judged = Judgement.objects.get()
+    assert (judged.reviewer, judged.verdict, judged.reason) == (editor, "merge-entry", "same guide")
+    assert len(rows) == CandidatePair.objects.filter(run=judged.pair.run).count() + 1  # a header, a row a pair

@@ -11,6 +11,7 @@ from django.urls import reverse
 from review import selectors, services
 from review.selectors import queue as queue_selectors
 from screening.models import CandidatePair
+from screening.templatetags.labels import verdict_label
 from tests.factories import completed_run, seed_run
 
 RECORDS = [{"doc_id": f"d{i:03}", "language": "en", "body": f"common text body number {i // 2} here"}
@@ -185,3 +186,23 @@ def test_the_kept_filter_form_follows_the_filters_and_the_role(spread_run, edito
         assert selected_status(editor_client) == ([""], False)
         assert selected_status(arbiter_client, status="judged") == (["judged"], True)  # arbiters filter by more
     cache.clear()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["en", "fa", "zh-hans"])
+def test_the_queue_names_a_suggestion_as_the_pair_page_does_in_the_pages_language(spread_run, editor_client,
+                                                                                  language):
+    from django.utils import translation
+
+    suggested = CandidatePair.objects.filter(run=spread_run, jaccard__gte=0.7).values_list(
+        "suggested_verdict", flat=True)
+    verdict = next(v for v in suggested if v)
+    with translation.override(language):
+        label = verdict_label(verdict)
+    with translation.override("en"):
+        english = verdict_label(verdict)
+    page = editor_client.get(reverse("review:queue"), {"run": spread_run.pk},
+                             HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    cells = re.findall(r'<td class="cut">([^<]+) <span class="hint">', page)
+    assert cells and label in cells and verdict not in cells
+    assert (label == english) == (language == "en")  # translated, not the English label

@@ -21,6 +21,7 @@ from review.selectors.blind import NEEDS_ARBITRATION, REVIEWED, SETTLED, shown_s
 from review.selectors.common import PROGRESS_CACHE_SECONDS, _stamped, review_stamp, review_threshold
 from screening.engine import langcheck
 from screening.models import CandidatePair, ScreeningRun
+from screening.templatetags.labels import verdict_label
 from screening.vocabulary import (
     WITHDRAWN,
 )
@@ -175,6 +176,14 @@ class QueueRow:
     @property
     def status_label(self) -> str:
         return status_label(self.status)
+
+    @property
+    def suggestion_label(self) -> str:  # named as the pair page names it, in the page's language
+        return verdict_label(self.suggestion) if self.suggestion else ""
+
+    @property
+    def final_label(self) -> str:
+        return verdict_label(self.final_verdict) if self.final_verdict else ""
 
     @property
     def confidence_text(self) -> str:
