@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model, QuerySet
 
@@ -167,7 +168,7 @@ def preparing_cursor(connection):
     server and keeps each statement prepared in the session (psycopg's cache), so the server parses and plans
     it once a connection rather than once a call; Django's cursors bind on the client and prepare nothing, as
     not every query the ORM writes can be prepared. Elsewhere the connection's own cursor."""
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or not settings.DEDUP_DB_PREPARE:
         return connection.cursor()
     if not _PREPARING:
         from django.db.backends.postgresql.base import ServerBindingCursor

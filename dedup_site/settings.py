@@ -125,6 +125,9 @@ DATABASES = {
         env("DATABASE_URL", f"sqlite:///{DATA_DIR / 'db.sqlite3'}"), conn_max_age=60, conn_health_checks=True
     )
 }
+# The queries a judgement and the pages run again and again are prepared on PostgreSQL once a connection
+# (dedup_site.prepared.preparing_cursor); off for a pooler in transaction mode that cannot keep them.
+DEDUP_DB_PREPARE = env_bool("DEDUP_DB_PREPARE", True)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # WAL lets pages read while a worker writes; IMMEDIATE avoids lock-upgrade deadlocks; recursive triggers
     # make INSERT OR REPLACE fire the guards' DELETE triggers (dedup_site.guards), so it cannot replace a row.

@@ -305,6 +305,23 @@ def test_kept_reads_are_prepared_once_on_postgresql_and_bind_each_calls_values(e
 
 
 @pytest.mark.django_db
+def test_with_preparing_off_kept_reads_prepare_nothing(editor, arbiter, settings):
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    settings.DEDUP_DB_PREPARE = False  # as behind a pooler in transaction mode
+    prepared = Prepared(lambda pk: get_user_model().objects.filter(pk=pk).values_list("email", "username"))
+    assert prepared.rows(editor.pk) == [(editor.email, editor.username)]
+    assert prepared.rows(arbiter.pk) == [(arbiter.email, arbiter.username)]
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ['SELECT "auth_user"."email"%'])
+        assert cursor.fetchone() == (0,)
+
+
+@pytest.mark.django_db
 def test_a_judgement_releases_only_its_reviewers_lease_on_that_pair(import_records, editor, arbiter):
     from review import services
     from review.models import Lease
