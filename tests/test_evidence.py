@@ -172,7 +172,7 @@ def test_the_queue_filters_and_sorts_by_suggestion(evidence_run, editor_client):
 
     page = editor_client.get(reverse("review:queue"), {"run": evidence_run.pk, "suggestion": "valid-revision"})
     text = page.content.decode()
-    assert "orig · rev" in text and "orig · twin" not in text and "valid-revision <span class=\"hint\">0.97" in text
+    assert "orig · rev" in text and "orig · twin" not in text and "valid revision <span class=\"hint\">0.97" in text
     rows, cursor, seen = [], "", []
     flt = selectors.QueueFilter(run=evidence_run.pk, sort="confidence")
     while True:
