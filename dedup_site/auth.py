@@ -22,10 +22,11 @@ def _user_fields() -> list[str]:
     return [f.attname for f in get_user_model()._meta.concrete_fields]
 
 
-def _names_of(holder: str) -> Subquery:
+def names_of(holder: str, user: str = "pk") -> Subquery:
     """The user's permissions given directly (`holder` "user") or through their groups ("group__user"), as
-    "app_label.codename" joined by commas (neither holds one), None without any."""
-    return Subquery(Permission.objects.filter(**{holder: OuterRef("pk")}).order_by().values(holder).annotate(
+    "app_label.codename" joined by commas (neither holds one), None without any; `user` names the outer
+    query's user id (its "pk" for a user query, "user" for a row that names one)."""
+    return Subquery(Permission.objects.filter(**{holder: OuterRef(user)}).order_by().values(holder).annotate(
         names=StringAgg(Concat("content_type__app_label", Value("."), "codename"), Value(","), distinct=True))
         .values("names"))
 
@@ -33,7 +34,14 @@ def _names_of(holder: str) -> Subquery:
 # Every request reads its user by the session's id, and nearly every page asks what the user may do: the
 # user and their permissions in one query, kept compiled.
 _USER = Prepared(lambda user_id: get_user_model()._default_manager.filter(pk=user_id).annotate(
-    own=_names_of("user"), grouped=_names_of("group__user")).values_list(*_user_fields(), "own", "grouped"))
+    own=names_of("user"), grouped=names_of("group__user")).values_list(*_user_fields(), "own", "grouped"))
+
+
+def keep_permissions(user, own: str | None, grouped: str | None) -> None:
+    """Give the user the permissions read with them (names_of's two columns), so that asking what they may do
+    reads nothing more."""
+    if not user.is_superuser:  # a superuser has every permission: get_all_permissions reads them all
+        user._perm_cache = {name for names in (own, grouped) if names for name in names.split(",")}
 
 
 class RoleBackend(ModelBackend):
@@ -50,8 +58,7 @@ class RoleBackend(ModelBackend):
         user = get_user_model().from_db(_USER.using, _user_fields(), fields)
         if not self.user_can_authenticate(user):
             return None
-        if not user.is_superuser:  # a superuser has every permission: get_all_permissions reads them all
-            user._perm_cache = {name for names in (own, grouped) if names for name in names.split(",")}
+        keep_permissions(user, own, grouped)
         return user
 
     def get_all_permissions(self, user_obj, obj=None):
