@@ -100,9 +100,11 @@ def register_writer_function(sender=None, connection=None, **_kwargs) -> None:
 
 
 @contextmanager
-def writing(writer: str, using: str = "default"):
+def writing(writer: str, using: str = "default", savepoint: bool = True):
     """Declare `writer` for the writes inside, in a transaction (PostgreSQL: a setting local to it, put back
-    before the block ends; SQLite: the function above). Re-entrant for the same writer."""
+    before the block ends; SQLite: the function above). Re-entrant for the same writer. `savepoint=False`
+    inside a transaction of the caller's own that a failure inside ends anyway (a judgement's): no savepoint
+    to take and release, and a failure dooms that whole transaction, the setting with it."""
     from django.db import connections, transaction
 
     if _WRITER.get() == writer:
@@ -113,7 +115,7 @@ def writing(writer: str, using: str = "default"):
     connection = connections[using]
     token = _WRITER.set(writer)
     try:
-        with transaction.atomic(using=using):
+        with transaction.atomic(using=using, savepoint=savepoint):
             if connection.vendor == "postgresql":
                 with preparing_cursor(connection) as cursor:
                     cursor.execute("SELECT set_config('dedup.writer', %s, true)", [writer])

@@ -81,9 +81,16 @@ def _clean(verdict: str, reason: str, retained: str, allowed) -> tuple[str, str]
     return verdict, reason
 
 
-# Kept queries (dedup_site.prepared) for what every judgement and lease reads under the pair's lock.
-_LOCKED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_for_update().select_related("run")
+# Kept queries (dedup_site.prepared) for what every judgement and lease reads under the pair's lock. The pair's
+# row alone is locked (of "self"): a complete run's row never changes, and locking it too made every judgement
+# of a run wait for the one before it.
+_LOCKED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_for_update(of=("self",)).select_related("run")
                         .filter(pk=pk))
+# A lone judgement's read of it: only what its rules and the derived state use (the evidence, signals and the
+# run's configuration are not decoded for nothing; any other field is read when asked for).
+_JUDGED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_for_update(of=("self",)).select_related("run")
+                        .only("id", "run_id", "left_id", "right_id", "cluster", "status", "final_verdict", "flag",
+                              "run__status", "run__corpus_id", "run__reviews_required").filter(pk=pk))
 # What a lease decides on, as two values: building the pair and its run as model instances cost more.
 _LOCKED_PAIR_STATE = Prepared(lambda pk: CandidatePair.objects.select_for_update(of=("self",)).filter(pk=pk)
                               .values_list("status", "run__reviews_required"))
@@ -110,8 +117,8 @@ def _locked(prepared: Prepared, pair_id: int) -> CandidatePair:
     return pair
 
 
-def _locked_pair(pair_id: int) -> CandidatePair:
-    pair = _locked(_LOCKED_PAIR, pair_id)
+def _locked_pair(pair_id: int, prepared: Prepared = _LOCKED_PAIR) -> CandidatePair:
+    pair = _locked(prepared, pair_id)
     if pair.run.status != ScreeningRun.Status.COMPLETE:
         raise ReviewRefused(gettext("run %(run)s is not complete") % {"run": pair.run_id})
     return pair
@@ -131,9 +138,10 @@ def _refuse_if_arbitrated(pair: CandidatePair, withdrawing: bool = False) -> Non
             pair.pk)
 
 
-def derived_writes():
-    """The block inside may write the derived review state (a transaction; the database refuses it elsewhere)."""
-    return guards.writing(DERIVED_WRITER)
+def derived_writes(savepoint: bool = True):
+    """The block inside may write the derived review state (a transaction; the database refuses it elsewhere).
+    `savepoint=False` inside the service's own transaction (guards.writing)."""
+    return guards.writing(DERIVED_WRITER, savepoint=savepoint)
 
 
 class PasswordNotOwn(ReviewRefused):
@@ -161,7 +169,7 @@ def judgement_record(*, pair: CandidatePair, reviewer, verdict: str, reason: str
     a pair settled by arbitration, and from a reviewer beyond the `reviews_required` who hold the pair."""
     verdict, reason = _clean(verdict, reason, retained, list(Verdict))
     with transaction.atomic():
-        return judge_locked(_locked_pair(pair.pk), reviewer, verdict, reason, retained, related_source)
+        return judge_locked(_locked_pair(pair.pk, _JUDGED_PAIR), reviewer, verdict, reason, retained, related_source)
 
 
 def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retained: str, related_source: str,
@@ -185,7 +193,7 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
     judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
                                          retained=retained, related_source=(related_source or "").strip(),
                                          action=action)
-    with derived_writes():
+    with derived_writes(savepoint=False):  # in the caller's transaction, which a failure here ends anyway
         _set_current(pair, reviewer, judgement)
         pair_refresh(pair)
     _lease_drop(pair.pk, reviewer.pk)  # done with it: the lease is released
