@@ -378,9 +378,17 @@ JudgementIn = form_serializer(JudgementForm, "JudgementIn")
 ArbitrationIn = form_serializer(ArbitrationForm, "ArbitrationIn")
 
 
-# The pair a judgement or arbitration names, with its run: the read each of them makes first, compiled once.
-_RECORDED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_related("run").filter(
-    pk=pk, run__status=ScreeningRun.Status.COMPLETE))
+# The pair a judgement or arbitration names, the read each of them makes first, compiled once: only whether it
+# is in a complete run (a 404 before the body's 400) and its corpus (for the preset reasons); the service reads
+# the pair again under its lock.
+_RECORDED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_related("run").only("id", "run__corpus_id")
+                          .filter(pk=pk, run__status=ScreeningRun.Status.COMPLETE))
+
+
+def _typed_reason(data) -> bool:
+    """Whether the body has a reason of its own (the form keeps it, stripped, and never asks for a preset)."""
+    reason = data.get("reason") if hasattr(data, "get") else None
+    return isinstance(reason, str) and bool(reason.strip())
 
 
 def _recorded(request, form_class, pk: int, perm: str, record) -> Response:
@@ -388,7 +396,9 @@ def _recorded(request, form_class, pk: int, perm: str, record) -> Response:
     pair = _RECORDED_PAIR.one(pk)
     if pair is None:
         raise Http404("No CandidatePair matches the given query.")  # as get_object_or_404 said
-    data = checked(form_input(form_class, request.data, presets=selectors.preset_reasons_of(pair.run.corpus_id)))
+    # The corpus's preset reasons only for a body without a reason: a typed one is recorded as typed.
+    presets = None if _typed_reason(request.data) else selectors.preset_reasons_of(pair.run.corpus_id)
+    data = checked(form_input(form_class, request.data, presets=presets))
     try:
         row = record(pair, data)
     except services.PasswordNotOwn as error:  # the service's own check, asked once a request
