@@ -225,3 +225,43 @@ def upsert(model: type[Model], values: dict[str, object], unique: tuple[str, ...
     params = [f.get_db_prep_save(value, connection) for f, value in zip(fields, values.values(), strict=True)]
     with preparing_cursor(connection) as cursor:
         cursor.execute(sql, params)
+
+
+_INSERTS: dict[tuple, tuple[str, list]] = {}
+
+
+def insert(model: type[Model], values: dict[str, object], using: str = DEFAULT_DB_ALIAS) -> int:
+    """One row's INSERT … RETURNING its primary key, the SQL built once per shape (the ORM's save collects,
+    builds and compiles it anew each time). `values` by field name must give every column (the ORM's defaults,
+    auto_now_add's time included, are not filled in), and no signal is sent: for rows that have none."""
+    connection = connections[using]
+    key = (model, tuple(values), connection.vendor)
+    if key not in _INSERTS:
+        meta, quote = model._meta, connection.ops.quote_name
+        fields = [meta.get_field(name) for name in values]
+        _INSERTS[key] = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "  # noqa: S608
+                         f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}", fields)
+    sql, fields = _INSERTS[key]
+    params = [f.get_db_prep_save(value, connection) for f, value in zip(fields, values.values(), strict=True)]
+    with preparing_cursor(connection) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()[0]
+
+
+_UPDATES: dict[tuple, tuple[str, list]] = {}
+
+
+def update(model: type[Model], pk: int, values: dict[str, object], using: str = DEFAULT_DB_ALIAS) -> None:
+    """`model.objects.filter(pk=pk).update(**values)` (which sends no signal either) as one prepared statement,
+    its SQL built once per shape. `values` by field name."""
+    connection = connections[using]
+    key = (model, tuple(values), connection.vendor)
+    if key not in _UPDATES:
+        meta, quote = model._meta, connection.ops.quote_name
+        fields = [meta.get_field(name) for name in values]
+        _UPDATES[key] = (f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "  # noqa: S608
+                         f"WHERE {quote(meta.pk.column)} = %s", fields)
+    sql, fields = _UPDATES[key]
+    params = [f.get_db_prep_save(value, connection) for f, value in zip(fields, values.values(), strict=True)]
+    with preparing_cursor(connection) as cursor:
+        cursor.execute(sql, [*params, pk])

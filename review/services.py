@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from dedup_site import accounts, guards
-from dedup_site.prepared import Prepared, preparing_cursor, upsert
+from dedup_site.prepared import Prepared, insert, preparing_cursor, update, upsert
 from dedup_site.roles import START_RUN
 from review import selectors
 from review.models import (
@@ -190,14 +190,25 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
                 "pair": pair.pk, "k": pair.run.reviews_required}, pair.pk)
     else:
         _refuse_if_arbitrated(pair)
-    judgement = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason,
-                                         retained=retained, related_source=(related_source or "").strip(),
-                                         action=action)
+    judgement = _judgement_insert(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason, retained=retained,
+                                  related_source=(related_source or "").strip(), action=action)
     with derived_writes(savepoint=False):  # in the caller's transaction, which a failure here ends anyway
         _set_current(pair, reviewer, judgement)
         pair_refresh(pair)
     _lease_drop(pair.pk, reviewer.pk)  # done with it: the lease is released
     return judgement
+
+
+def _judgement_insert(**values) -> Judgement:
+    """Judgement.objects.create(**values) as one prepared INSERT (its save built and compiled the statement anew
+    each time): insert-only rows with no signals, the time given as auto_now_add gives it."""
+    judgement = Judgement(**values, created_at=timezone.now())
+    judgement.pk = insert(Judgement, {f.attname: getattr(judgement, f.attname) for f in _JUDGEMENT_COLUMNS})
+    judgement._state.adding, judgement._state.db = False, Judgement.objects.db
+    return judgement
+
+
+_JUDGEMENT_COLUMNS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
 
 
 def _lease_drop(pair_id: int, reviewer_id: int) -> None:
@@ -322,16 +333,23 @@ def _derive(pair: CandidatePair) -> tuple[str, str, str]:
 
 
 # The pairs of a cluster that cluster_check weighs (settled, or flagged by it), kept compiled.
+# Only the fields it weighs (and _derive's): the evidence and the run's configuration are not decoded for nothing.
 _CLUSTER_DECIDED = Prepared(lambda run_id, cluster: CandidatePair.objects.filter(run_id=run_id, cluster=cluster).filter(
     Q(status=SETTLED) | Q(status=NEEDS_ARBITRATION, flag__startswith=CLUSTER_FLAG)).select_related("run")
+    .only("id", "run_id", "left_id", "right_id", "cluster", "status", "final_verdict", "flag", "run__reviews_required")
     .annotate(arbitrated=Exists(Arbitration.objects.filter(pair=OuterRef("pk")))), kinds="ii")
+
+
+def _pair_state(pair_id: int, status: str, final: str, flag: str) -> None:
+    """Write a pair's derived state: one prepared statement (the ORM's update built and compiled it anew)."""
+    update(CandidatePair, pair_id, {"status": status, "final_verdict": final, "flag": flag})
 
 
 def pair_refresh(pair: CandidatePair) -> None:
     """Derive the pair's status and final verdict from its records; then check its cluster."""
     status, final, flag = _derive(pair)
     with derived_writes():
-        CandidatePair.objects.filter(pk=pair.pk).update(status=status, final_verdict=final, flag=flag)
+        _pair_state(pair.pk, status, final, flag)
         pair.status, pair.final_verdict, pair.flag = status, final, flag
         if pair.cluster is not None:
             cluster_check(pair.run_id, pair.cluster)
@@ -363,11 +381,11 @@ def cluster_check(run_id: int, cluster: int) -> list[int]:
                            if v == COPY and not q.arbitrated and component.get(q.left_id) == group)
     with derived_writes():
         for pk, text in flagged.items():
-            CandidatePair.objects.filter(pk=pk).update(status=NEEDS_ARBITRATION, final_verdict="", flag=text)
+            _pair_state(pk, NEEDS_ARBITRATION, "", text)
         for p in pairs:
             if p.pk not in flagged and p.flag.startswith(CLUSTER_FLAG):
                 status, final, own_flag = own[p.pk]
-                CandidatePair.objects.filter(pk=p.pk).update(status=status, final_verdict=final, flag=own_flag)
+                _pair_state(p.pk, status, final, own_flag)
     return sorted(flagged)
 
 
