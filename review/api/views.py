@@ -385,6 +385,11 @@ _RECORDED_PAIR = Prepared(lambda pk: CandidatePair.objects.select_related("run")
                           .filter(pk=pk, run__status=ScreeningRun.Status.COMPLETE))
 
 
+# The answer's serializer, made once: a new one a response deep-copied its fields each time (its fields keep
+# nothing of a call, so one serves every request).
+_CREATED = out.Created()
+
+
 def _typed_reason(data) -> bool:
     """Whether the body has a reason of its own (the form keeps it, stripped, and never asks for a preset)."""
     reason = data.get("reason") if hasattr(data, "get") else None
@@ -405,9 +410,9 @@ def _recorded(request, form_class, pk: int, perm: str, record) -> Response:
         raise PermissionDenied(str(error)) from None
     except services.ReviewRefused as error:
         raise Conflict(str(error)) from None
-    return Response(out.Created({"id": row.pk, "pair": pair.pk, "verdict": row.verdict, "reason": row.reason,
-                                 "retained": row.retained, "created_at": row.created_at}).data,
-                    status=status.HTTP_201_CREATED)
+    return Response(_CREATED.to_representation({"id": row.pk, "pair": pair.pk, "verdict": row.verdict,
+                                                "reason": row.reason, "retained": row.retained,
+                                                "created_at": row.created_at}), status=status.HTTP_201_CREATED)
 
 
 @extend_schema(request=JudgementIn, tags=["review"],
