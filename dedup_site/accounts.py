@@ -28,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from dedup_site.auth import FOREIGN_PASSWORD
 from dedup_site.models import OwnPassword, PasswordChosenByOther, PasswordCode
 from dedup_site.prepared import Prepared
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
@@ -95,6 +96,7 @@ def _group(actor, role: str) -> Group:
 def password_chosen_by(*, user, actor) -> None:
     """Note that `actor` chose the user's password (see PasswordChosenByOther)."""
     PasswordChosenByOther.objects.update_or_create(user=user, defaults={"chosen_by": actor})
+    setattr(user, FOREIGN_PASSWORD, True)  # this instance, if read by a request's authentication, knows at once
 
 
 def password_saved(sender, instance, **kwargs) -> None:
@@ -104,6 +106,7 @@ def password_saved(sender, instance, **kwargs) -> None:
     it is not a new password."""
     if getattr(instance, "_password", None) is not None and not getattr(instance, "_own_password", False):
         PasswordChosenByOther.objects.update_or_create(user=instance, defaults={"chosen_by": None})
+        setattr(instance, FOREIGN_PASSWORD, True)
 
 
 def password_owned(*, user) -> None:
@@ -221,7 +224,10 @@ def chosen_by_other(user) -> PasswordChosenByOther | None:
 
 def record_refusal(user) -> str:
     """Why the user may not judge, arbitrate or sign now ("" when they may): their password is someone else's
-    choice."""
+    choice. A user as this request's authentication read them knows already when no one else chose it
+    (dedup_site.auth.FOREIGN_PASSWORD, as of the request's start): then nothing is read."""
+    if getattr(user, FOREIGN_PASSWORD, None) is False:
+        return ""
     chosen = chosen_by_other(user)
     if chosen is None:
         return ""

@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Permission
-from django.db.models import OuterRef, Q, StringAgg, Subquery, Value
+from django.db.models import Exists, OuterRef, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Concat
 
+from dedup_site.models import PasswordChosenByOther
 from dedup_site.prepared import Prepared
 
 # Roles are groups, so user and group permissions are read together: one query instead of ModelBackend's
@@ -31,15 +32,28 @@ def names_of(holder: str, user: str = "pk") -> Subquery:
         .values("names"))
 
 
+def chosen_by_other(user: str = "pk") -> Exists:
+    """Whether someone else chose the user's password (dedup_site.accounts), `user` as in names_of."""
+    return Exists(PasswordChosenByOther.objects.filter(user=OuterRef(user)))
+
+
 # Every request reads its user by the session's id, and nearly every page asks what the user may do: the
-# user and their permissions in one query, kept compiled.
+# user, their permissions and whether their password is their own (which every judgement asks) in one query,
+# kept compiled.
 _USER = Prepared(lambda user_id: get_user_model()._default_manager.filter(pk=user_id).annotate(
-    own=names_of("user"), grouped=names_of("group__user")).values_list(*_user_fields(), "own", "grouped"))
+    own=names_of("user"), grouped=names_of("group__user"), foreign=chosen_by_other()).values_list(
+    *_user_fields(), "own", "grouped", "foreign"))
 
 
-def keep_permissions(user, own: str | None, grouped: str | None) -> None:
-    """Give the user the permissions read with them (names_of's two columns), so that asking what they may do
-    reads nothing more."""
+# Set on a user read with chosen_by_other's answer: False when no one else chose their password, so that
+# dedup_site.accounts.record_refusal reads nothing more (True: it reads who did, and when).
+FOREIGN_PASSWORD = "_password_chosen_by_other"  # noqa: S105 - an attribute name, not a password
+
+
+def keep_read(user, own: str | None, grouped: str | None, foreign: bool) -> None:
+    """Give the user what was read with them (names_of's two columns, chosen_by_other's answer), so that asking
+    what they may do, or whether they may record, reads nothing more in this request."""
+    setattr(user, FOREIGN_PASSWORD, bool(foreign))
     if not user.is_superuser:  # a superuser has every permission: get_all_permissions reads them all
         user._perm_cache = {name for names in (own, grouped) if names for name in names.split(",")}
 
@@ -54,11 +68,11 @@ class RoleBackend(ModelBackend):
             return None
         if row is None:
             return None
-        *fields, own, grouped = row
+        *fields, own, grouped, foreign = row
         user = get_user_model().from_db(_USER.using, _user_fields(), fields)
         if not self.user_can_authenticate(user):
             return None
-        keep_permissions(user, own, grouped)
+        keep_read(user, own, grouped, foreign)
         return user
 
     def get_all_permissions(self, user_obj, obj=None):

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from dedup_site.auth import keep_permissions, names_of
+from dedup_site.auth import chosen_by_other, keep_read, names_of
 from dedup_site.models import ApiToken
 from dedup_site.prepared import Prepared
 
@@ -25,10 +25,12 @@ LAST_USED_EVERY = timedelta(minutes=1)  # a request writes last_used_at at most 
 
 
 # The read every API request makes, compiled once (dedup_site.prepared): a key finds one row or none, with its
-# user and what they may do (as the session's read of a user has it, dedup_site.auth: no second query).
+# user, what they may do and whether their password is their own (as the session's read of a user has them,
+# dedup_site.auth: no second query for a role, none for a judgement's check).
 _TOKEN = Prepared(lambda key, now: ApiToken.objects.filter(key=key, revoked_at__isnull=True, user__is_active=True)
                   .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)).select_related("user")
-                  .annotate(own=names_of("user", "user"), grouped=names_of("group__user", "user")).order_by("pk")[:1],
+                  .annotate(own=names_of("user", "user"), grouped=names_of("group__user", "user"),
+                            foreign=chosen_by_other("user")).order_by("pk")[:1],
                   kinds="sd")
 
 
@@ -85,7 +87,7 @@ def token_user(text: str):
         return None
     if token.last_used_at is None or token.last_used_at < now - LAST_USED_EVERY:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    keep_permissions(token.user, token.own, token.grouped)
+    keep_read(token.user, token.own, token.grouped, token.foreign)
     token.user.api_token = token
     return token.user
 
