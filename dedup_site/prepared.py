@@ -182,10 +182,33 @@ def preparing_cursor(connection):
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     raw = connection.connection
-    if raw.prepare_threshold is None:  # Django turns psycopg's preparing off; only these cursors prepare
-        raw.prepare_threshold = 0  # (the connection's own cursors bind on the client, which never prepares)
-    with connection.wrap_database_errors:
-        return connection._prepare_cursor(_PREPARING[0](raw))  # noqa: SLF001 - Django's own wrapping
+    # One cursor a connection, kept and never closed: a judgement runs a dozen of these statements, and making,
+    # wrapping and closing a cursor for each cost about as much Python as running it. Made anew for a new
+    # connection, and when queries start or stop being logged (Django's debug cursor records them).
+    key = (raw, connection.queries_logged)
+    kept = getattr(connection, "_dedup_preparing", None)
+    if kept is None or kept.key[0] is not raw or kept.key[1] != key[1]:
+        if raw.prepare_threshold is None:  # Django turns psycopg's preparing off; only these cursors prepare
+            raw.prepare_threshold = 0  # (the connection's own cursors bind on the client, which never prepares)
+        with connection.wrap_database_errors:
+            cursor = connection._prepare_cursor(_PREPARING[0](raw))  # noqa: SLF001 - Django's own wrapping
+        kept = connection._dedup_preparing = _Kept(key, cursor)
+    return kept
+
+
+class _Kept:
+    """The kept cursor as `with preparing_cursor(connection) as cursor:` uses it: leaving the block keeps it."""
+
+    __slots__ = ("cursor", "key")
+
+    def __init__(self, key: tuple, cursor):
+        self.key, self.cursor = key, cursor
+
+    def __enter__(self):
+        return self.cursor
+
+    def __exit__(self, *exc_info) -> None:
+        return None
 
 
 def _keep_converters(compiler) -> None:

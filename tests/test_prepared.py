@@ -335,3 +335,36 @@ def test_a_judgement_releases_only_its_reviewers_lease_on_that_pair(import_recor
     assert services.lease_take(pair_id=first.pk, reviewer=arbiter)
     services.judgement_record(pair=first, reviewer=editor, verdict="keep-both", reason="r")
     assert set(Lease.objects.values_list("pair_id", "reviewer_id")) == {(second.pk, editor.pk), (first.pk, arbiter.pk)}
+
+
+@pytest.mark.django_db
+def test_one_preparing_cursor_serves_a_connection_and_logged_queries_still_see_its_statements(
+        editor, arbiter, django_assert_num_queries):
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from dedup_site.prepared import preparing_cursor
+
+    prepared = Prepared(lambda pk: get_user_model().objects.filter(pk=pk).values_list("username"))
+    with preparing_cursor(connection) as first, preparing_cursor(connection) as second:
+        assert (first is second) == (connection.vendor == "postgresql")  # kept, never closed, on PostgreSQL
+    with django_assert_num_queries(2):  # Django's debug cursor counts them: a kept cursor of its own for that
+        assert prepared.rows(editor.pk) == [(editor.username,)]
+        assert prepared.rows(arbiter.pk) == [(arbiter.username,)]
+    assert prepared.rows(editor.pk) == [(editor.username,)]
+
+
+@pytest.mark.django_db
+def test_an_insert_and_an_update_write_what_the_orm_would(import_records, editor):
+    from dedup_site.prepared import insert, update
+    from review.models import Judgement
+    from screening.models import CandidatePair
+
+    pair = seed_run(import_records).pairs.order_by("pk").first()
+    now = timezone.now()
+    values = {"pair_id": pair.pk, "reviewer_id": editor.pk, "verdict": "keep-both", "reason": "ü 中文 ‘q’",
+              "retained": "both", "related_source": "", "supersedes_id": None, "action_id": None, "created_at": now}
+    pk = insert(Judgement, values)
+    assert Judgement.objects.filter(pk=pk).values(*values).get() == values
+    update(CandidatePair, pair.pk, {"suggestion_source": "model", "cluster": 7})  # not derived: no writer needed
+    assert CandidatePair.objects.filter(pk=pair.pk).values_list("suggestion_source", "cluster").get() == ("model", 7)
