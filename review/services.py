@@ -9,7 +9,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connections, transaction
-from django.db.models import Exists, OuterRef, Q, Value
+from django.db.models import BigIntegerField, Exists, F, OuterRef, Q, Value
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -100,11 +100,13 @@ _JUDGED_AND_LEASED = Prepared(lambda pk, now: CurrentVerdict.objects.filter(pair
         "reviewer_id", "leased"), all=True), kinds="id")
 
 
-# What _derive replays, kept compiled: the newest arbitration's verdict, and the judgements in order.
-_LAST_ARBITRATION = Prepared(lambda pk: Arbitration.objects.filter(pair_id=pk).order_by("-created_at", "-id")
-                             .values_list("verdict")[:1])
-_JUDGEMENT_HISTORY = Prepared(lambda pk: Judgement.objects.filter(pair_id=pk).order_by("created_at", "id")
-                              .values_list("reviewer_id", "verdict"))
+# What _derive replays, kept compiled: the pair's arbitrations and judgements, oldest first, in one query (the
+# newest arbitration is the last of them; the judgements keep their order).
+_RECORD = ("verdict", "created_at", "id", "who", "arbitration")
+_RECORDS = Prepared(lambda pk: Arbitration.objects.filter(pair_id=pk).order_by().annotate(
+    who=Value(None, output_field=BigIntegerField()), arbitration=Value(True)).values_list(*_RECORD).union(
+    Judgement.objects.filter(pair_id=pk).order_by().annotate(who=F("reviewer_id"), arbitration=Value(False))
+    .values_list(*_RECORD), all=True).order_by("created_at", "id"))
 
 
 def _locked(prepared: Prepared, pair_id: int) -> CandidatePair:
@@ -310,13 +312,14 @@ def _derive(pair: CandidatePair) -> tuple[str, str, str]:
     asked for arbitration), only an arbitration settles it. A later change of mind (a new verdict, an undo) is
     recorded and shown to the arbiter but cannot turn a dispute into agreement: a reviewer who has judged sees
     the others' verdicts, so agreeing afterwards would not be independent."""
-    arbitration = _LAST_ARBITRATION.first(pair.pk)
-    if arbitration:
-        return SETTLED, arbitration[0], ""
+    records = _RECORDS.rows(pair.pk)
+    arbitrated = [verdict for verdict, _, _, _, arbitration in records if arbitration]
+    if arbitrated:
+        return SETTLED, arbitrated[-1], ""
     needed = pair.run.reviews_required
     current: dict[int, str] = {}
     disputed = ""
-    for reviewer_id, verdict in _JUDGEMENT_HISTORY.rows(pair.pk):
+    for verdict, _, _, reviewer_id, _ in records:
         if verdict == WITHDRAWN:
             current.pop(reviewer_id, None)
         else:
