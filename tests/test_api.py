@@ -188,6 +188,48 @@ def test_a_password_someone_else_chose_refuses_judgements(import_records, editor
     assert response.status_code == 403 and not Judgement.objects.exists()
 
 
+def test_a_password_chosen_after_the_tokens_last_call_refuses_the_next_judgement(import_records, editor, admin_user):
+    first, second = CandidatePair.objects.filter(run=seed_run(import_records)).order_by("pk")[:2]
+    ed = Api(token_for(editor))
+    assert ed.post(f"/pairs/{first.pk}/judgements/", {"verdict": "keep-both", "reason": "x"}).status_code == 201
+    accounts.password_chosen_by(user=editor, actor=admin_user)  # each request reads it with the token, anew
+    response = ed.post(f"/pairs/{second.pk}/judgements/", {"verdict": "keep-both", "reason": "x"})
+    assert response.status_code == 403 and "chosen by" in response.json()["detail"]
+
+
+def test_a_judgement_reads_the_token_role_and_password_once_and_presets_only_without_a_reason(import_records,
+                                                                                              editor):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from review.api import serializers as out
+    from review.models import ReviewPolicy
+
+    run = seed_run(import_records)
+    first, second, third = CandidatePair.objects.filter(run=run).order_by("pk")[:3]
+    ReviewPolicy.objects.create(corpus=run.corpus, preset_reasons={"merge-entry": "the corpus's own"})
+    ed = Api(token_for(editor))
+    with CaptureQueriesContext(connection) as typed:
+        response = ed.post(f"/pairs/{first.pk}/judgements/", {"verdict": "keep-both", "reason": " distinct "})
+    assert response.status_code == 201
+    row = Judgement.objects.get(pair=first)
+    assert response.json() == json.loads(json.dumps(out.Created({  # the serializer's own answer
+        "id": row.pk, "pair": first.pk, "verdict": "keep-both", "reason": "distinct", "retained": "both",
+        "created_at": row.created_at}).data))
+    sql = [q["sql"] for q in typed.captured_queries]
+    assert not [q for q in sql if "review_reviewpolicy" in q]  # a typed reason needs no preset
+    # The role and whether the password is the editor's own come with the token's read: no read of their own.
+    assert len([q for q in sql if "auth_permission" in q or "dedup_site_passwordchosenbyother" in q]) == 1
+    # One transaction (here a savepoint inside the test's own): none more for writing the derived state.
+    assert len([q for q in sql if q.upper().startswith("SAVEPOINT")]) == 1
+    if connection.vendor == "postgresql":  # only the pair's row is locked, not its run's
+        assert [q for q in sql if "FOR UPDATE" in q] and all("FOR UPDATE OF" in q for q in sql if "FOR UPDATE" in q)
+    for pair, body in ((second, {"verdict": "merge-entry", "reason": "   "}), (third, {"verdict": "merge-entry"})):
+        with CaptureQueriesContext(connection) as preset:
+            assert ed.post(f"/pairs/{pair.pk}/judgements/", body).json()["reason"] == "the corpus's own"
+        assert [q for q in preset.captured_queries if "review_reviewpolicy" in q["sql"]]
+
+
 def test_the_same_idempotency_key_creates_nothing_and_another_body_is_409(import_records, editor):
     run = seed_run(import_records)
     pair = CandidatePair.objects.filter(run=run).first()
