@@ -207,7 +207,7 @@ class _Kept:
     def __enter__(self):
         return self.cursor
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc) -> None:
         return None
 
 
