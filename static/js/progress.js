@@ -36,6 +36,14 @@
             (state.label || state.status) + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "") +
             (state.stage ? " — " + state.stage : "");
           renderStages(bar.querySelector(".stages"), state.stages || {});
+          // A queued job says what it waits for (no worker yet, Redis away), or nothing once it runs.
+          let hint = bar.querySelector(".waiting");
+          if (state.hint && !hint) {
+            hint = document.createElement("div");
+            hint.className = "hint waiting";
+            bar.append(hint);
+          }
+          if (hint) hint.textContent = state.hint || "";
           if (state.active) pending += 1;
         })
         .catch(function () { pending += 1; });
