@@ -57,7 +57,7 @@ def reporter(kind: str, pk: int) -> Callable[[float], None]:
 def status(obj, kind: str, **extra) -> dict:
     """A background row's status for the pages' progress bars (static/js/progress.js)."""
     state = (progress.read(kind, obj.pk) or {}) if obj.is_active else {}
-    if obj.status == "queued":
+    if obj.is_queued:
         extra.setdefault("hint", waiting_hint())
     # label: the state in the interface's language (screening.vocabulary's run states are in the catalogs).
     return {"status": obj.status, "label": gettext(obj.status), "active": obj.is_active,
