@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
 from dedup_site import progress
-from dedup_site.queues import QueueUnavailable, enqueue
+from dedup_site.queues import QueueUnavailable, enqueue, listening_workers
 
 
 def start(obj, function: str, *, on_failure: str, kind: str, fail: Callable[[str], None]):
@@ -57,7 +57,20 @@ def reporter(kind: str, pk: int) -> Callable[[float], None]:
 def status(obj, kind: str, **extra) -> dict:
     """A background row's status for the pages' progress bars (static/js/progress.js)."""
     state = (progress.read(kind, obj.pk) or {}) if obj.is_active else {}
+    if obj.is_queued:
+        extra.setdefault("hint", waiting_hint())
     # label: the state in the interface's language (screening.vocabulary's run states are in the catalogs).
     return {"status": obj.status, "label": gettext(obj.status), "active": obj.is_active,
             "fraction": 1.0 if not obj.is_active else state.get("fraction", 0.0),
             "stage": state.get("stage", ""), "stages": state.get("stages", {}), **extra}
+
+
+def waiting_hint() -> str:
+    """What a queued job waits for, so a page left at "queued 0%" says why and what to do."""
+    workers = listening_workers()
+    if workers is None:
+        return gettext("the job queue (Redis) is not answering")
+    if workers == 0:
+        return gettext("no worker is taking jobs yet: a starting worker warms up for a few seconds; if this "
+                       "stays, start one with “python manage.py worker” (make run starts one)")
+    return ngettext("waiting for the worker", "waiting for one of %(count)s workers", workers) % {"count": workers}

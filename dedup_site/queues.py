@@ -7,11 +7,11 @@ import uuid
 
 import redis
 from django.conf import settings
-from rq import Callback
+from rq import Callback, Worker
 
 from dedup_site import redis_direct
 
-__all__ = ["QueueUnavailable", "enqueue", "ensure_redis"]
+__all__ = ["QueueUnavailable", "enqueue", "ensure_redis", "listening_workers"]
 ensure_redis = redis_direct.ensure_redis
 
 
@@ -32,3 +32,13 @@ def enqueue(function: str, object_id: int, *, kind: str, on_failure: str) -> str
     except (redis.RedisError, OSError, RuntimeError) as error:
         raise QueueUnavailable(f"the job queue (Redis) is not reachable: {error}") from error
     return job_id
+
+
+def listening_workers() -> int | None:
+    """How many workers take jobs from the queue now (None when Redis does not answer). A worker counts once it
+    has warmed its kernels and registered, so a starting one is not counted yet."""
+    try:
+        queue = redis_direct.get_queue()
+        return Worker.count(connection=queue.connection, queue=queue)
+    except (redis.RedisError, OSError, RuntimeError):
+        return None

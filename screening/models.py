@@ -73,6 +73,10 @@ class BackgroundWork:
     def is_active(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
+    @property
+    def is_queued(self) -> bool:
+        return self.status == self.Status.QUEUED
+
     # For templates, which compare no state literals (screening.vocabulary spells them).
     @property
     def is_complete(self) -> bool:

@@ -343,6 +343,26 @@ def test_a_private_licence_at_the_edges_of_both_texts_reads_as_a_template(place)
     assert s.verdict == "keep-both" and s.reasons[0].startswith("shared: ")
 
 
+def test_a_body_framed_by_a_licence_twice_its_length_is_still_a_text_of_its_own():
+    long_licence = " ".join([LICENCE, LICENCE.replace("2024", "2025").replace("text", "work"),
+                             LICENCE.replace("2024", "2023").replace("authors", "editors")])
+    e = evidence_of(f"{long_licence}\n\n{BODY_A}\n\n{long_licence}", f"{long_licence}\n\n{BODY_B}\n\n{long_licence}")
+    assert e.shared_edges == ["top and bottom", "top and bottom"] and max(e.rest_left, e.rest_right) < 0.15
+    assert suggest.suggest(e).verdict == "keep-both"
+
+
+# A clause of a licence's patent, indemnity and distribution terms: none of the copyright or warranty words.
+CLAUSE = ("The Commercial Contributor shall indemnify every Indemnified Contributor against any lawsuit, "
+          "litigation or claim brought in any jurisdiction, notwithstanding the distribution of the Program by a "
+          "third party, and whatsoever the royalty agreed between them.")
+
+
+def test_a_licence_clause_reads_as_boilerplate_by_its_own_words():
+    e = evidence_of(f"{BODY_A}\n\n{CLAUSE}", f"{BODY_B}\n\n{CLAUSE}")
+    assert e.shared_where == "edges" and e.boilerplate
+    assert suggest.suggest(e).verdict == "keep-both"
+
+
 def test_the_same_block_inside_one_texts_middle_is_a_quotation():
     e = evidence_of(f"{BODY_A}\n\n{LICENCE}\n\n{BODY_B}", f"{LICENCE}\n\nWe print it here for our readers.")
     assert e.shared_where == "inside"

@@ -10,9 +10,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
+from rq import Worker
 
 from screening import runs
 from screening.engine import contract
+from screening.ingest import uploads
 from screening.models import CandidatePair, Corpus, Document, ExactGroup, ScreeningRun
 from tests.factories import completed_run
 from tests.seeds import SEED000, SEED000_A_SHA256, SEED001
@@ -76,6 +78,21 @@ def test_run_page_shows_a_progress_bar_while_queued(admin_client, import_records
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_queued_run_says_whether_a_worker_takes_jobs(admin_client, import_records, queue):
+    import_records("seed", SEED000)
+    run = start(admin_client)
+    url = reverse("screening:run_status", args=[run.pk])
+    assert "no worker is taking jobs yet" in admin_client.get(url).json()["hint"]
+    worker = Worker([queue], connection=queue.connection, name="listening")
+    worker.register_birth()
+    try:
+        assert admin_client.get(url).json()["hint"] == "waiting for the worker"
+    finally:
+        worker.register_death()
+    assert "no worker" in admin_client.get(url).json()["hint"]  # a worker that stopped no longer counts
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_run_whose_job_raises_is_failed_and_shows_nothing(admin_client, import_records, run_worker, monkeypatch):
     import_records("seed", SEED000)
     from screening.runs import publish
@@ -116,6 +133,18 @@ def test_a_corpus_without_documents_cannot_be_screened(admin_user):
     corpus = Corpus.objects.create(name="empty")
     with pytest.raises(runs.RunRefused, match="has no imported documents"):
         runs.run_create(corpus=corpus)
+
+
+@pytest.mark.django_db
+def test_a_run_refused_before_the_import_names_the_upload_still_waiting(admin_user):
+    upload = uploads.upload_create(corpus_name="early", chunks=[b"some text\n"], size=10,
+                                   original_name="first.txt")
+    with pytest.raises(runs.RunRefused, match="upload first.txt is still waiting for a worker"):
+        runs.run_create(corpus=upload.corpus)
+    upload.status = "running"
+    upload.save(update_fields=["status"])
+    with pytest.raises(runs.RunRefused, match="upload first.txt is still importing"):
+        runs.run_create(corpus=upload.corpus)
 
 
 @pytest.mark.django_db

@@ -110,6 +110,9 @@ def test_the_run_page_writes_its_counts_and_dates_in_persian_digits(import_recor
     assert "<td>سندها</td><td class=\"num\">۶</td>" in page
     created = local_digits(run.created_at.strftime("%Y-%m-%d %H:%M:%S"), "fa")
     assert created in page
+    corpus_page = client.get(run.corpus.get_absolute_url()).content.decode()
+    size = run.corpus.uploads.get().source.size
+    assert f'<td class="num">{local_digits(str(size), "fa")}\xa0بایت</td>' in corpus_page  # an upload's size
     settings.JALALI_DATES = True
     page = client.get(run.get_absolute_url()).content.decode()
     assert local_digits(jalali(run.created_at, "Y-m-d"), "fa") in page and created not in page

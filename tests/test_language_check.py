@@ -275,7 +275,7 @@ def twin_run(import_records):
     from tests.factories import completed_run
 
     upload = import_records("twins", [
-        {"doc_id": "orig", "source_id": "manual", "language": "en", "body": TWIN_BODY},
+        {"doc_id": "orig", "source_id": "manual", "language": "en", "title": "Sensor care", "body": TWIN_BODY},
         {"doc_id": "twin", "source_id": "mirror", "language": "de", "body": TWIN_BODY},
     ])
     detection.upload_language_check(upload=upload)
@@ -292,6 +292,8 @@ def _twin_pair(run):
 def test_the_queue_shows_a_badge_on_a_pair_whose_text_reads_as_another_language(twin_run, editor_client):
     page = editor_client.get(reverse("review:queue"), {"run": twin_run.pk}).content.decode()
     assert 'class="badge language-mismatch"' in page and "reads as en" in page
+    # Before the title, which the one-line cell is allowed to cut.
+    assert page.index("reads as en") < page.index("Sensor care</span>")
 
 
 @pytest.mark.django_db

@@ -51,7 +51,9 @@ def test_corpus_page_shows_a_progress_bar_while_the_upload_waits(admin_client, q
     assert "<progress" in page
     state = admin_client.get(reverse("screening:upload_status", args=[upload.pk])).json()
     assert state == {"status": "queued", "label": "queued", "active": True, "fraction": 0.0, "stage": "", "stages": {},
-                     "document_count": 0, "problem_count": 0, "language_check": "", "language_check_done": 0}
+                     "document_count": 0, "problem_count": 0, "language_check": "", "language_check_done": 0,
+                     "hint": "no worker is taking jobs yet: a starting worker warms up for a few seconds; if this "
+                             "stays, start one with “python manage.py worker” (make run starts one)"}
 
 
 @pytest.mark.django_db(transaction=True)

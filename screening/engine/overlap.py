@@ -34,9 +34,12 @@ _TERMS = """
 copyright copyrighted licence license licensed licensor licensee licenses warranty warranties merchantability
 fitness infringement liability liable damages disclaimer disclaim disclaims disclaimed trademark trademarks
 redistribution redistribute redistributions permission permitted hereby herein thereof provided conditions
-terms notice notices reserved rights proprietary confidential unauthorized prohibited indemnify agreement
+terms notice notices reserved rights proprietary confidential unauthorized prohibited agreement
 privacy cookies policy subscribe unsubscribe newsletter sitemap navigation menu login homepage footer
 sincerely regards attribution noncommercial commons gpl mit apache bsd gnu software express implied
+patent grant royalty sublicense terminate termination litigation lawsuit jurisdiction endorse acknowledge
+affiliates notwithstanding hereunder statutory irrevocable perpetual indemnif distribute distribution
+advertising limitation whatsoever
 حق حقوق محفوظ نشر بازنشر کپی‌رایت کپیرایت مجوز پروانه ضمانت تضمین مسئولیت مسئولیتی شرایط قوانین حریم خصوصی
 سلب اطلاعیه توزیع اشتراک لغو ارادتمند احترام محرمانه مجاز غیرمجاز ممنوع اجازه استفاده منتشر
 版权 许可 授权 担保 保证 免责 声明 条款 条件 隐私 保留 权利 所有 责任 商标 协议 订阅 退订 联系 首页 导航

@@ -46,6 +46,9 @@ SAME_WORDS = 0.97  # tokens shared with repeats, of both texts': the same words,
 SAME_TOKENS = 1.0  # ...and not one word more or less: only the order differs
 UNRELATED_REST = 0.25  # remainders sharing at most this of their word pairs were written apart
 OWN_REST = 0.15  # each text keeps at least this share of its tokens outside the shared block
+# ...or this much inside a frame (the shared text at the top and the bottom of both): a body between a licence
+# printed twice, each copy up to twice the body's length, is a text of its own, however short beside them.
+FRAMED_REST = 0.05
 
 
 def _shared_text(e: Evidence) -> str:
@@ -63,8 +66,9 @@ def _template(e: Evidence) -> Suggestion | None:
                                       "different texts under a shared template"))
     if e.shared_where != "edges" or e.quoted or e.rest_similarity is None:
         return None
-    own = min(e.rest_left or 0, e.rest_right or 0) >= OWN_REST and e.rest_similarity <= UNRELATED_REST
     framed = e.shared_edges[0] == e.shared_edges[1] == "top and bottom"
+    own = (min(e.rest_left or 0, e.rest_right or 0) >= (FRAMED_REST if framed else OWN_REST)
+           and e.rest_similarity <= UNRELATED_REST)
     frequent = e.template_share is not None and e.template_share >= 0.5
     if own and (e.boilerplate or frequent or framed):
         why = "it reads as boilerplate" if e.boilerplate else "a frame at the top and bottom of both" if framed \

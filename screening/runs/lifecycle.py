@@ -88,12 +88,27 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
         for u in uploads
     ]
     if not any(entry["documents"] for entry in manifest):
-        raise RunRefused(gettext("corpus %(corpus)s has no imported documents yet") % {"corpus": corpus.name})
+        raise RunRefused(_nothing_imported(corpus))
     return ScreeningRun.objects.create(
         corpus=corpus, exact=exact, near=near, config=config,
         contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
         manifest=manifest, started_by=user, reviews_required=options.reviews_required,
     )
+
+
+def _nothing_imported(corpus: Corpus) -> str:
+    """Why a run cannot start yet: an upload still importing is named, so the user knows to wait for it."""
+    pending = (Upload.objects.filter(corpus=corpus, status__in=[Upload.Status.QUEUED, Upload.Status.RUNNING])
+               .order_by("pk").first())
+    if pending is None:
+        return gettext("corpus %(corpus)s has no imported documents yet") % {"corpus": corpus.name}
+    if pending.status == Upload.Status.QUEUED:
+        text = gettext("corpus %(corpus)s has no imported documents yet: upload %(upload)s is still waiting for "
+                       "a worker; start the run once it is imported")
+    else:
+        text = gettext("corpus %(corpus)s has no imported documents yet: upload %(upload)s is still importing; "
+                       "start the run once it is done")
+    return text % {"corpus": corpus.name, "upload": pending.original_name}
 
 
 def run_enqueue(*, run: ScreeningRun) -> ScreeningRun:

@@ -4,6 +4,9 @@
   "use strict";
   const bars = document.querySelectorAll(".progress[data-status-url]");
   if (!bars.length) return;
+  // In the page's language: Persian digits and ٪ in the fa interface, as the server's `digits` filter writes.
+  const percent = new Intl.NumberFormat(document.documentElement.lang || undefined,
+                                        { style: "percent", maximumFractionDigits: 0 });
 
   function renderStages(container, stages) {
     if (!container) return;
@@ -33,9 +36,17 @@
             badge.className = "badge status-" + state.status;
           }
           bar.querySelector(".label").textContent =
-            (state.label || state.status) + (state.active ? " " + Math.round(state.fraction * 100) + "%" : "") +
+            (state.label || state.status) + (state.active ? " " + percent.format(state.fraction) : "") +
             (state.stage ? " — " + state.stage : "");
           renderStages(bar.querySelector(".stages"), state.stages || {});
+          // A queued job says what it waits for (no worker yet, Redis away), or nothing once it runs.
+          let hint = bar.querySelector(".waiting");
+          if (state.hint && !hint) {
+            hint = document.createElement("div");
+            hint.className = "hint waiting";
+            bar.append(hint);
+          }
+          if (hint) hint.textContent = state.hint || "";
           if (state.active) pending += 1;
         })
         .catch(function () { pending += 1; });
