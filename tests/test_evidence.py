@@ -401,3 +401,45 @@ def test_evidence_as_a_dict_keeps_the_fields_in_order():
     e = evidence_of(BASE, BASE.replace("12 V", "12 mV"))
     assert list(e.as_dict()) == list(ev.Evidence.__dataclass_fields__)
     assert list(ev.Evidence.from_dict(e.as_dict()).as_dict()) == list(ev.Evidence.__dataclass_fields__)
+
+
+def test_a_window_of_pairs_in_one_call_is_each_pair_on_its_own():
+    """for_near_many (one compiled call for all the pairs, the dicts built without an Evidence) gives what
+    for_near and for_near_partial give, value for value and type for type, the documents shared between pairs."""
+    import json
+    import random
+
+    from screening.engine import revision
+
+    spec = ShingleSpec("char", 5)
+    rng = random.Random(5)
+    texts = [t for pair in _layouts(rng) for t in pair] + [
+        "The cookie sets maxAge=86400 for a day.", "The cookie sets maxAge=864\n00 for a day.",
+        "The cookie sets maxAge=864-00 for a day.", "The cookie sets maxAge=864 -\n 00 for a day.",
+        "The re-\nformatted text is rated at 12 V.", "The reformatted text is rated at 12 mV.",
+        "It is not rated at 3 weeks 😀 and costs ۱۲ درصد.", "It is rated at 4 weeks 😀 and costs ۱۳ درصد.",
+        "سنسور هر ۳ هفته بررسی می‌شود.", "سنسور هر ۳ هفته بررسی نمی‌شود.",
+        "每周检查一次，电压为12伏。", "每天检查一次，电压为12毫伏。"]
+    prepared = [revision.Prepared(t) for t in texts]
+    hashes = [fast.verify_hashes(t, POLICY, spec, KEY) for t in texts]
+    pairs = [(i, i + 1) for i in range(0, len(texts) - 1, 2)]
+    pairs += [(rng.randrange(len(texts)), rng.randrange(len(texts))) for _ in range(150)]
+    items, expected = [], []
+    for k, (i, j) in enumerate(pairs):
+        lf, rf = facts(version=str(k % 3)), facts(source="s2", version="2", collected="2024-06-01")
+        shared = fast.intersection_size(hashes[i], hashes[j])
+        score, template = fast.jaccard(hashes[i], hashes[j]) or 0.0, ((0.25, 0.5), (None, None))[k % 2]
+        whole = k % 3 != 0
+        call = ev.for_near if whole else ev.for_near_partial
+        expected.append(call(prepared[i], prepared[j], hashes[i], hashes[j], lf, rf, score, template,
+                             shared=shared).as_dict())
+        items.append(ev.NearItem(prepared[i], prepared[j], hashes[i], hashes[j], lf, rf, score, template, shared,
+                                 whole))
+    found = ev.for_near_many(items)
+    assert len(found) == len(expected)
+    for got, want, pair in zip(found, expected, pairs, strict=True):
+        assert json.dumps(got) == json.dumps(want), pair
+        assert [type(v) for v in got.values()] == [type(v) for v in want.values()], pair
+    assert any(e["signals"] for e in expected) and any(e["same_normalised"] for e in expected)
+    assert {e["shared_where"] for e in expected} == {"whole", "edges", "inside", "none"}
+    assert ev.for_near_many([]) == []

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
-from screening.engine import fast, overlap, revision
+from screening.engine import fast, foldtable, overlap, revision, tokdiff
 
 _VERSION_PART = re.compile(r"\d+|[^\d.\-_ ]+")
 
@@ -154,6 +155,114 @@ def for_near_partial(left_text: str | revision.Prepared, right_text: str | revis
     )
 
 
+class NearItem(NamedTuple):
+    """One stored pair of a window (for_near_many): for_near's arguments, and whether its evidence is whole
+    (for_near, the token diff included) or partial (for_near_partial)."""
+
+    left: revision.Prepared
+    right: revision.Prepared
+    left_hashes: np.ndarray
+    right_hashes: np.ndarray
+    left_facts: DocFacts
+    right_facts: DocFacts
+    jaccard: float
+    template: tuple[float | None, float | None]
+    shared: int
+    whole: bool
+
+
+def _window(items: list[NearItem]) -> tuple[list[list[int]], list[list[list[int]]], list[list[int]]]:
+    """tokdiff.pairs_evidence of the items, their documents' arrays laid one after another."""
+    at: dict[int, int] = {}
+    preps: list[revision.Prepared] = []
+    rows = []
+    for item in items:
+        for p in (item.left, item.right):
+            if id(p) not in at:
+                at[id(p)] = len(preps)
+                preps.append(p)
+        rows.append((at[id(item.left)], at[id(item.right)], item.whole))
+    toks = [p.toks for p in preps]
+    docs = np.zeros((len(preps), 6), dtype=np.int64)
+    ends = np.cumsum(np.fromiter((len(t) for t in toks), dtype=np.int64, count=len(toks)))
+    docs[:, 1], docs[1:, 0] = ends, ends[:-1]
+    docs[1:, 2] = np.cumsum(np.fromiter((t.buf.shape[0] for t in toks), dtype=np.int64, count=len(toks)))[:-1]
+    docs[1:, 3] = np.cumsum(np.fromiter((len(p.text) for p in preps), dtype=np.int64, count=len(preps)))[:-1]
+    marks = [overlap.marks(p) for p in preps]
+    mark_ends = np.cumsum(np.fromiter((m.shape[0] for m in marks), dtype=np.int64, count=len(marks)))
+    docs[:, 5], docs[1:, 4] = mark_ends, mark_ends[:-1]
+    head, tops, signals = tokdiff.pairs_evidence(
+        np.concatenate([t.hashes for t in toks]), np.concatenate([p.sorted_hashes() for p in preps]),
+        np.concatenate([t.flags for t in toks]),
+        np.concatenate([t.starts for t in toks]), np.concatenate([t.ends for t in toks]),
+        np.concatenate([t.buf for t in toks]), np.concatenate([t.fs for t in toks]),
+        np.concatenate([t.fe for t in toks]), foldtable.codepoints("".join(p.text for p in preps)),
+        np.concatenate(marks), docs, np.array(rows, dtype=np.int64), revision.TILE, revision.ANCHORS,
+        overlap.JOIN, overlap.EDGE, overlap.EDGE_TOKENS, overlap.MAJOR, revision.SMALL, revision.MOVED_SHARE,
+        *overlap.vocabulary_index(), overlap.BOILERPLATE_TERMS, revision.spaces())
+    return head.tolist(), tops.tolist(), signals.tolist()
+
+
+def for_near_many(items: list[NearItem]) -> list[dict]:
+    """for_near(...).as_dict() of each whole item, for_near_partial(...).as_dict() of the others, a window of
+    pairs in one compiled call (tokdiff.pairs_evidence: where the shared text lies, the diff in brief) and the
+    dicts built here, without an Evidence a pair; tests hold them to for_near and for_near_partial."""
+    if not items:
+        return []
+    heads, tops, rows = _window(items)
+    out = []
+    for item, h, top in zip(items, heads, tops, strict=True):
+        lp, rp = item.left, item.right
+        nl, nr = len(lp.toks), len(rp.toks)
+        total = (nl + nr) or 1
+        shared = item.shared
+        if h[tokdiff.P_TILES]:
+            rest = (round(h[tokdiff.P_LFREE] / nl, 4) if nl else 0.0, round(h[tokdiff.P_RFREE] / nr, 4) if nr else 0.0)
+            where = "whole" if max(rest) <= 1 - overlap.WHOLE else "edges" if h[tokdiff.P_EDGED] else "inside"
+            judged = where != "whole"
+            lkeys, rkeys, both = h[tokdiff.P_LKEYS], h[tokdiff.P_RKEYS], h[tokdiff.P_BOTH]
+            located = {
+                "token_overlap": 2 * h[tokdiff.P_COMMON] / total, "moved_blocks": h[tokdiff.P_MOVED],
+                "shared_where": where,
+                "shared_edges": ([overlap.SIDES[h[tokdiff.P_LSIDES]], overlap.SIDES[h[tokdiff.P_RSIDES]]]
+                                 if where == "edges" else ["", ""]),
+                "shared_blocks": top[:h[tokdiff.P_TOP]], "shared_chars": h[tokdiff.P_CHARS],
+                "rest_left": rest[0], "rest_right": rest[1],
+                "rest_similarity": round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
+                "boilerplate": where == "edges" and bool(h[tokdiff.P_BOILERPLATE]),
+                "quoted": judged and bool(h[tokdiff.P_QUOTED])}
+        else:
+            located = {"token_overlap": 2 * h[tokdiff.P_COMMON] / total, "moved_blocks": 0, "shared_where": "none",
+                       "shared_edges": ["", ""], "shared_blocks": [], "shared_chars": 0, "rest_left": 1.0,
+                       "rest_right": 1.0, "rest_similarity": None, "boilerplate": False, "quoted": False}
+        signals = []
+        if not item.whole:
+            same, changed, moved = False, 0.0, 0.0
+        elif h[tokdiff.P_ROWS]:
+            changed, moved = h[tokdiff.P_CHANGED] / total, h[tokdiff.P_SHIFTED] / total
+            same = changed == moved == 0
+            at = h[tokdiff.P_SIGNAL_AT]
+            for i1, i2, j1, j2, examine in rows[at:at + h[tokdiff.P_SIGNALS]]:
+                found = revision.signal(lp, rp, i1, i2, j1, j2, examine)
+                if found is not None:
+                    signals.append([found.kind, found.left, found.right])
+        else:
+            same, changed, moved = True, 0.0, 0.0
+        longer = max(len(lp.text), len(rp.text)) or 1
+        meta = metadata(item.left_facts, item.right_facts)
+        out.append({
+            "jaccard": item.jaccard, "containment_left": shared / max(item.left_hashes.size, 1),
+            "containment_right": shared / max(item.right_hashes.size, 1), "same_normalised": same,
+            "changed_share": round(changed, 4), "moved_share": round(moved, 4),
+            "length_ratio": round(min(len(lp.text), len(rp.text)) / longer, 4),
+            "languages": list(meta["languages"]), "same_source": meta["same_source"],
+            "version_order": meta["version_order"], "collected_order": meta["collected_order"],
+            "template_share": item.template[0], "jaccard_without_template": item.template[1], "exact": False,
+            "signals": signals, "partial": not item.whole, **located,
+        })
+    return out
+
+
 def warm() -> None:
     """Load the kernels of a pair's evidence once (from numba's cache, else compile): the token diff's
     (revision.warm) and those of where the shared text lies, a header and footer of boilerplate included."""
@@ -163,3 +272,6 @@ def warm() -> None:
     rp = revision.Prepared(f"{frame}\n\nand on another text that shares none of it at all\n\n{frame}")
     located(lp, rp)
     overlap.analyse(lp, rp, revision.tiles(lp, rp))
+    hashes, facts = np.zeros(0, dtype=np.uint64), DocFacts("en", "", "", "")
+    for_near_many([NearItem(lp, rp, hashes, hashes, facts, facts, 0.5, (None, None), 0, whole)
+                   for whole in (True, False)])

@@ -348,6 +348,27 @@ def pair_counts(x, y, table, bits):
     return shared, shared_t
 
 
+@njit(cache=True, nogil=True)
+def pair_counts_many(hashes, offsets, left, right, table, bits):
+    """pair_counts of many pairs in one call: the documents' hashes one after another (document d's are
+    hashes[offsets[d]:offsets[d + 1]]), a pair's documents left[p] and right[p]; rows (|x ∩ y|, |x ∩ y ∩ T|)."""
+    out = np.empty((left.shape[0], 2), dtype=np.int64)
+    for p in range(left.shape[0]):
+        a, b = left[p], right[p]
+        out[p, 0], out[p, 1] = pair_counts(hashes[offsets[a]:offsets[a + 1]], hashes[offsets[b]:offsets[b + 1]],
+                                           table, bits)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def template_count_many(hashes, offsets, docs, table, bits):
+    """template_count of each of these documents (laid out as for pair_counts_many) in one call."""
+    out = np.empty(docs.shape[0], dtype=np.int64)
+    for k in range(docs.shape[0]):
+        out[k] = template_count(hashes[offsets[docs[k]]:offsets[docs[k] + 1]], table, bits)
+    return out
+
+
 def jaccard(x: np.ndarray, y: np.ndarray) -> float | None:
     """Jaccard of two shingle-hash sets (sorted, unique); None when both are empty."""
     shared = intersection_size(x, y)
@@ -672,3 +693,6 @@ def warm() -> None:
     index = template_index(hashes)
     pair_counts(hashes, hashes, *index)
     template_count(hashes, *index)
+    offsets = np.array([0, hashes.shape[0]], dtype=np.int64)
+    pair_counts_many(hashes, offsets, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *index)
+    template_count_many(hashes, offsets, np.zeros(1, dtype=np.int64), *index)

@@ -13,6 +13,7 @@ a short `before → after` from the raw texts, with a word of context, at most M
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -369,6 +370,13 @@ def _rows(lp: Prepared, rp: Prepared) -> np.ndarray:
 _BREAK = re.compile(r"\s*(?:[-\u00ad\u2010]\s*\n)?\s*")  # spacing, or a word hyphenated across a line end
 
 
+@functools.cache
+def spaces() -> np.ndarray:
+    """Which code points of the BMP are spacing to the regular expressions (\\s: str.isspace), for
+    tokdiff.respaced (no spacing lies beyond the BMP)."""
+    return np.array([chr(c).isspace() for c in range(0x10000)], dtype=np.bool_)
+
+
 def _respaced(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int) -> bool:
     """Whether a differing stretch is one text's tokens cut or joined by spacing alone: `864 00` for `86400`,
     a token broken across a re-wrapped line. Its normalised characters are the same on both sides, and only
@@ -382,7 +390,7 @@ def _respaced(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int) ->
                for p, t, a, b in ((lp, lt, i1, i2), (rp, rt, j1, j2)) for k in range(a, b - 1))
 
 
-def _signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, examine: int) -> Signal | None:
+def signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, examine: int) -> Signal | None:
     """The revision signal of a small stretch tokdiff marked for a look; tokens become tuples only here."""
     lt, rt = lp.toks, rp.toks
     if not examine or (examine == 2 and not _persian_negation(lt.norm(i1), rt.norm(j1))):
@@ -397,7 +405,7 @@ def diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], boo
     """The differing stretches of two raw texts, each with its revision signal if any; and whether the texts
     were too long to diff in full (then only their first MAX_TOKENS tokens are compared)."""
     lp, rp = prepare(left), prepare(right)
-    changes = [Change(_span(lp.toks, i1, i2), _span(rp.toks, j1, j2), _signal(lp, rp, i1, i2, j1, j2, examine),
+    changes = [Change(_span(lp.toks, i1, i2), _span(rp.toks, j1, j2), signal(lp, rp, i1, i2, j1, j2, examine),
                       bool(moved))
                for i1, i2, j1, j2, moved, examine in _rows(lp, rp).tolist()]
     return changes, lp.truncated or rp.truncated
@@ -450,7 +458,7 @@ def compare(left: str | Prepared, right: str | Prepared, tiled: np.ndarray | Non
     tiled = tiles(lp, rp) if tiled is None else tiled
     # Of the stretches that did not move as a whole, the tiled tokens moved and the rest changed.
     moved, changed, shifted = tokdiff.moved_rows(rows, tiled, len(lp.toks), len(rp.toks), MOVED_SHARE)
-    found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
+    found = [signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
     return Comparison([s for s in found if s is not None], changed / total, shifted / total)
 
 

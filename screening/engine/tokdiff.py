@@ -422,16 +422,22 @@ def changes(lh, rh, lflags, rflags, small, share):
     lkeys, rkeys = _gram_keys(lh), _gram_keys(rh)
     lsorted, rsorted = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64)
     have_l = have_r = False
-    lindex, rindex = _index(lh), _index(rh)
+    # Each side's index only once a short stretch needs it (many pairs have none).
+    lindex, rindex = _index(lh[:0]), _index(rh[:0])
+    have_li = have_ri = False
     for g in range(gaps.shape[0]):
         i1, i2, j1, j2 = gaps[g, 0], gaps[g, 1], gaps[g, 2], gaps[g, 3]
         out[g, 0], out[g, 1], out[g, 2], out[g, 3] = i1, i2, j1, j2
         if i2 - i1 > small and not have_r:
             rsorted, have_r = np.sort(rkeys), True
+        if i1 != i2 and i2 - i1 <= small and not have_ri:
+            rindex, have_ri = _index(rh), True
         moved = _moved(lh, i1, i2, rh, rindex, lkeys, rsorted, small, share)
         if moved:
             if j2 - j1 > small and not have_l:
                 lsorted, have_l = np.sort(lkeys), True
+            if j1 != j2 and j2 - j1 <= small and not have_li:
+                lindex, have_li = _index(lh), True
             moved = _moved(rh, j1, j2, lh, lindex, rkeys, lsorted, small, share)
         if moved:
             out[g, 4] = 1
@@ -614,7 +620,7 @@ def blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join, share, least, ma
 
 @njit(cache=True, nogil=True)
 def _free_pair_keys(h, tiled, side):
-    """The sorted distinct keys of the text's pairs of neighbouring tokens that no tile covers."""
+    """The keys of the text's pairs of neighbouring tokens that no tile covers, in text order (repeats kept)."""
     n = h.shape[0]
     free = np.ones(n, dtype=np.bool_)
     for t in range(tiled.shape[0]):
@@ -625,21 +631,60 @@ def _free_pair_keys(h, tiled, side):
         if free[i] and free[i + 1]:
             keys[count] = h[i] * _G1 + h[i + 1]
             count += 1
-    keys = np.sort(keys[:count])
-    unique = 0
-    for i in range(count):
-        if i == 0 or keys[i] != keys[i - 1]:
-            keys[unique] = keys[i]
-            unique += 1
-    return keys[:unique]
+    return keys[:count]
+
+
+@njit(cache=True, nogil=True)
+def _table_size(n):
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _insert(table, used, v):
+    """Put v in an open-addressing set (table, used); True when it was not there yet."""
+    mask = np.uint64(table.shape[0] - 1)
+    slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+    while used[slot]:
+        if table[slot] == v:
+            return False
+        slot = (slot + 1) & (table.shape[0] - 1)
+    table[slot], used[slot] = v, True
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _holds(table, used, v):
+    mask = np.uint64(table.shape[0] - 1)
+    slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+    while used[slot]:
+        if table[slot] == v:
+            return True
+        slot = (slot + 1) & (table.shape[0] - 1)
+    return False
 
 
 @njit(cache=True, nogil=True)
 def rest_pairs(lh, rh, tiled):
     """(distinct word pairs of each remainder, how many both remainders hold): the remainder of a text is its
-    tokens outside every tile, a word pair two neighbouring tokens of it."""
+    tokens outside every tile, a word pair two neighbouring tokens of it. Counted in sets by open addressing
+    (numba's sort of the keys cost more than the rest of where the shared text lies)."""
     lkeys, rkeys = _free_pair_keys(lh, tiled, 0), _free_pair_keys(rh, tiled, 1)
-    return lkeys.shape[0], rkeys.shape[0], _intersection_size(lkeys, rkeys)
+    ltable = np.empty(_table_size(lkeys.shape[0]), dtype=np.uint64)
+    lused = np.zeros(ltable.shape[0], dtype=np.bool_)
+    nl = 0
+    for k in range(lkeys.shape[0]):
+        nl += _insert(ltable, lused, lkeys[k])
+    rtable = np.empty(_table_size(rkeys.shape[0]), dtype=np.uint64)
+    rused = np.zeros(rtable.shape[0], dtype=np.bool_)
+    nr = both = 0
+    for k in range(rkeys.shape[0]):
+        if _insert(rtable, rused, rkeys[k]):
+            nr += 1
+            both += _holds(ltable, lused, rkeys[k])
+    return nl, nr, both
 
 
 @njit(cache=True, nogil=True)
@@ -779,3 +824,168 @@ def quoted(spans, lquotes, rquotes):
                 if at < marks.shape[0] and marks[at] < end + 3:
                     return True
     return False
+
+
+# --- a window of stored pairs in one call (the run's verification) ---------------------------------------
+
+# The columns of pairs_evidence's row a pair.
+(P_COMMON, P_TILES, P_CHARS, P_LFREE, P_RFREE, P_EDGED, P_LSIDES, P_RSIDES, P_MOVED, P_LKEYS, P_RKEYS, P_BOTH,
+ P_QUOTED, P_BOILERPLATE, P_TOP, P_ROWS, P_CHANGED, P_SHIFTED, P_SIGNALS, P_SIGNAL_AT) = range(20)
+P_WIDTH = 20
+
+
+@njit(cache=True, nogil=True)
+def _index_into(values, keys, head, after):
+    """kernels.index of values into arrays made for it (keys zero, head -1, of a power of two ≥ 16 and ≥ twice
+    the values; after as long as the values)."""
+    size = keys.shape[0]
+    mask = np.uint64(size - 1)
+    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
+        v = values[i]
+        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while head[slot] >= 0 and keys[slot] != v:
+            slot = (slot + 1) & (size - 1)
+        keys[slot] = v
+        after[i] = head[slot]
+        head[slot] = i
+
+
+@njit(cache=True, nogil=True)
+def _breaks(cp, a, b, spaces):
+    """Whether cp[a:b] is spacing alone, or spacing with one end-of-line hyphen in it followed by a line end
+    (revision._BREAK in full: \\s*(?:[-\\u00ad\\u2010]\\s*\\n)?\\s*; `spaces` says which code points are \\s)."""
+    hyphen = -1
+    for k in range(a, b):
+        c = cp[k]
+        if c == 45 or c == 0xAD or c == 0x2010:
+            if hyphen >= 0:
+                return False
+            hyphen = k
+        elif c >= spaces.shape[0] or not spaces[c]:
+            return False
+    if hyphen < 0:
+        return True
+    for k in range(hyphen + 1, b):
+        if cp[k] == 10:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def respaced(lbuf, lfs, lfe, lcp, lstarts, lends, rbuf, rfs, rfe, rcp, rstarts, rends, i1, i2, j1, j2, spaces):
+    """revision._respaced compiled: whether a differing stretch is one text's tokens cut or joined by spacing
+    alone (the same normalised characters both sides, only spacing or an end-of-line hyphen between the tokens
+    of either side)."""
+    if i2 - i1 == j2 - j1 or i1 == i2 or j1 == j2:
+        return False
+    a0, a1, b0, b1 = lfs[i1], lfe[i2 - 1], rfs[j1], rfe[j2 - 1]
+    if a1 - a0 != b1 - b0:
+        return False
+    for k in range(a1 - a0):
+        if lbuf[a0 + k] != rbuf[b0 + k]:
+            return False
+    for k in range(i1, i2 - 1):
+        if not _breaks(lcp, lends[k], lstarts[k + 1], spaces):
+            return False
+    for k in range(j1, j2 - 1):
+        if not _breaks(rcp, rends[k], rstarts[k + 1], spaces):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
+                   least, major, small, moved_share, words, longest, terms, need, spaces):
+    """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
+    pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
+    verification). The documents' arrays lie one after another: docs has a row a document (first token, end
+    of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
+    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them).
+
+    Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
+    they lie at the edges); diffed, tokdiff.changes less the stretches spacing explains (revision._rows),
+    moved_rows' sums and the stretches to examine for a signal. Returns (a row a pair, the P_* columns; the
+    five longest spans of each, (pairs, 5, 4); the stretches to examine, rows i1, i2, j1, j2, examine, a pair's
+    from its P_SIGNAL_AT on)."""
+    n_docs = docs.shape[0]
+    # Each document's m-gram keys and their index (kernels.index, written in place), made once for all its
+    # pairs (its hashes sorted, `srt`, come sorted by numpy: numba's sort took four times as long).
+    key_at = np.zeros(n_docs + 1, dtype=np.int64)
+    slot_at = np.zeros(n_docs + 1, dtype=np.int64)
+    for d in range(n_docs):
+        grams = max(docs[d, 1] - docs[d, 0] - m + 1, 0)
+        key_at[d + 1], slot_at[d + 1] = key_at[d] + grams, slot_at[d] + _table_size(grams)
+    gkeys = np.empty(key_at[n_docs], dtype=np.uint64)
+    after = np.empty(key_at[n_docs], dtype=np.int64)
+    slots = np.zeros(slot_at[n_docs], dtype=np.uint64)
+    heads = np.full(slot_at[n_docs], -1, dtype=np.int64)
+    for d in range(n_docs):
+        h, k = hashes[docs[d, 0]:docs[d, 1]], gkeys[key_at[d]:key_at[d + 1]]
+        for i in range(k.shape[0]):
+            v = _ZERO
+            for t in range(m):
+                v = (v ^ h[i + t]) * _G1 + _G2
+            k[i] = v
+        _index_into(k, slots[slot_at[d]:slot_at[d + 1]], heads[slot_at[d]:slot_at[d + 1]],
+                    after[key_at[d]:key_at[d + 1]])
+    n = pairs.shape[0]
+    out = np.zeros((n, P_WIDTH), dtype=np.int64)
+    tops = np.zeros((n, 5, 4), dtype=np.int64)
+    signals = np.empty((16, 5), dtype=np.int64)
+    n_signals = 0
+    for p in range(n):
+        left, right = pairs[p, 0], pairs[p, 1]
+        la, lb, ra, rb = docs[left, 0], docs[left, 1], docs[right, 0], docs[right, 1]
+        lh, rh = hashes[la:lb], hashes[ra:rb]
+        lst, len_, rst, ren = starts[la:lb], ends[la:lb], starts[ra:rb], ends[ra:rb]
+        rindex = (slots[slot_at[right]:slot_at[right + 1]], heads[slot_at[right]:slot_at[right + 1]],
+                  after[key_at[right]:key_at[right + 1]])
+        tiled = tiles(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
+        common, rows, top, chars, lfree, rfree, edged, lsides, rsides, moved, lk, rk, both, quote = located_blocks(
+            srt[la:lb], srt[ra:rb], lh, rh, tiled, lst, len_, rst, ren, join, share, least, major,
+            quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
+        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
+        o = out[p]
+        o[P_COMMON], o[P_TILES], o[P_CHARS], o[P_LFREE], o[P_RFREE] = common, tiled.shape[0], chars, lfree, rfree
+        o[P_EDGED], o[P_LSIDES], o[P_RSIDES], o[P_MOVED] = edged, lsides, rsides, moved
+        o[P_LKEYS], o[P_RKEYS], o[P_BOTH], o[P_QUOTED] = lk, rk, both, quote
+        o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
+        o[P_TOP] = top.shape[0]
+        tops[p, :top.shape[0]] = top
+        o[P_SIGNAL_AT] = n_signals
+        if not pairs[p, 2]:
+            continue
+        nl, nr = lb - la, rb - ra
+        same = nl == nr
+        for i in range(nl if same else 0):
+            if lh[i] != rh[i]:
+                same = False
+                break
+        if same:
+            continue
+        found = changes(lh, rh, flags[la:lb], flags[ra:rb], small, moved_share)
+        rbuf, rfs, rfe = buf[docs[right, 2]:], fs[ra:rb], fe[ra:rb]
+        lcp, rcp = cp[docs[left, 3]:], cp[docs[right, 3]:]
+        kept = 0
+        for g in range(found.shape[0]):
+            if not respaced(lbuf, lfs, lfe, lcp, lst, len_, rbuf, rfs, rfe, rcp, rst, ren, found[g, 0], found[g, 1],
+                            found[g, 2], found[g, 3], spaces):
+                found[kept] = found[g]
+                kept += 1
+        if kept == 0:
+            continue
+        found = found[:kept]
+        moved_rows_, changed, shifted = moved_rows(found, tiled, nl, nr, moved_share)
+        o[P_ROWS], o[P_CHANGED], o[P_SHIFTED] = kept, changed, shifted
+        for g in range(kept):
+            if found[g, 5] > 0 and not moved_rows_[g]:
+                if n_signals == signals.shape[0]:
+                    grown = np.empty((2 * n_signals, 5), dtype=np.int64)
+                    grown[:n_signals] = signals
+                    signals = grown
+                for c in range(4):
+                    signals[n_signals, c] = found[g, c]
+                signals[n_signals, 4] = found[g, 5]
+                n_signals += 1
+        o[P_SIGNALS] = n_signals - o[P_SIGNAL_AT]
+    return out, tops, signals[:n_signals]

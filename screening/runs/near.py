@@ -272,61 +272,61 @@ class _Texts:
         return self._fold(left) == self._fold(right)
 
 
-def _pair(left: int, right: int, shared: int, shared_t: int, union: int, score: float, texts: _Texts,
-          hashes: dict[int, np.ndarray], in_template: dict[int, int], index: tuple, docs: Involved,
-          config: minhash.NearConfig) -> NearPair:
-    """A candidate at or above the floor, with its template scores and evidence."""
-    # As explain.template_scores: the template share of what they share, and Jaccard without templates.
-    for pk in (left, right):
-        if pk not in in_template:
-            in_template[pk] = fast.template_count(hashes[pk], *index)
-    rest = union - in_template[left] - in_template[right] + shared_t
-    share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
-    facts, doc_ids = docs.facts, docs.doc_ids
-    if doc_ids[left] > doc_ids[right]:
-        left, right = right, left
-    if score >= config.threshold or texts.same_under_strongest_fold(left, right):
-        # At or above the threshold, or the same text under the strongest fold (a copy the run's policy
-        # keeps apart, Persian digits under nfkc): the whole evidence now.
-        found = evidence.for_near(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
-                                  facts[left], facts[right], score, (share, without), shared=shared)
-    else:  # below the review threshold: the token diff waits for the pair's first opening
-        found = evidence.for_near_partial(texts.prepared(left), texts.prepared(right), hashes[left],
-                                          hashes[right], facts[left], facts[right], score, (share, without),
-                                          shared=shared)
-    return NearPair(left, right, score, minhash.estimate(docs.signatures[left], docs.signatures[right]), share,
-                    without, found.signals, found.as_dict())
-
-
 def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndarray, config: minhash.NearConfig,
             report: Progress) -> tuple[list[NearPair], int]:
     """Exact Jaccard of every candidate pair (document pks); those at or above the storage floor are kept with
-    their estimate, template scores and revision signals. Returns (pairs, number below the floor)."""
+    their estimate, template scores and evidence (at or above the threshold whole, below it partial: the token
+    diff waits for the pair's first opening). Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
-    bodies, doc_ids = docs.bodies, docs.doc_ids
+    bodies, doc_ids, facts, signatures = docs.bodies, docs.doc_ids, docs.facts, docs.signatures
     hashes = hashes_of(bodies, config)
     texts = _Texts(bodies, config)
+    # The documents' hashes one after another, for the window's merges in one compiled call each.
+    at = {pk: d for d, pk in enumerate(hashes)}
+    laid = np.concatenate([np.zeros(0, dtype=np.uint64), *hashes.values()])
+    offsets = np.zeros(len(hashes) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((h.shape[0] for h in hashes.values()), dtype=np.int64, count=len(hashes)), out=offsets[1:])
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
     # needed only once it is in a pair above the floor.
     index = fast.template_index(template)
     in_template: dict[int, int] = {}  # of the documents of kept pairs only
     below_floor = 0
+    floor, threshold = config.storage_floor, config.threshold
     for begin in range(0, len(candidates), WINDOW):
         # The window's Jaccards first: only the documents of pairs at or above the floor are tokenised, together.
+        window = candidates[begin : begin + WINDOW]
+        ends = np.array([(at[left], at[right]) for left, right in window], dtype=np.int64).reshape(-1, 2)
+        counts = fast.pair_counts_many(laid, offsets, ends[:, 0], ends[:, 1], *index).tolist()
+        sizes = np.diff(offsets)
+        union_of = (sizes[ends[:, 0]] + sizes[ends[:, 1]]).tolist()
         kept = []
-        for left, right in candidates[begin : begin + WINDOW]:
-            x, y = hashes[left], hashes[right]
-            shared, shared_t = fast.pair_counts(x, y, *index)
-            union = x.shape[0] + y.shape[0] - shared
+        for (left, right), (shared, shared_t), both in zip(window, counts, union_of, strict=True):
+            union = both - shared
             score = shared / union if union else 0.0
-            if score < config.storage_floor:
+            if score < floor:
                 below_floor += 1
             else:
                 kept.append((left, right, shared, shared_t, union, score))
         texts.prepare({pk for row in kept for pk in row[:2]})
+        counted = sorted({pk for row in kept for pk in row[:2] if pk not in in_template})
+        in_template.update(zip(counted, fast.template_count_many(
+            laid, offsets, np.array([at[pk] for pk in counted], dtype=np.int64), *index).tolist(), strict=True))
+        items, scores = [], []
         for left, right, shared, shared_t, union, score in kept:
-            pairs.append(_pair(left, right, shared, shared_t, union, score, texts, hashes, in_template, index, docs,
-                               config))
+            # As explain.template_scores: the template share of what they share, and Jaccard without templates.
+            rest = union - in_template[left] - in_template[right] + shared_t
+            share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
+            if doc_ids[left] > doc_ids[right]:
+                left, right = right, left
+            # At or above the threshold, or the same text under the strongest fold (a copy the run's policy keeps
+            # apart, Persian digits under nfkc): the whole evidence now.
+            whole = score >= threshold or texts.same_under_strongest_fold(left, right)
+            items.append(evidence.NearItem(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
+                                           facts[left], facts[right], score, (share, without), shared, whole))
+            scores.append((left, right, score, share, without))
+        for (left, right, score, share, without), found in zip(scores, evidence.for_near_many(items), strict=True):
+            pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
+                                  without, [list(s) for s in found["signals"]], found))
         report(min(1.0, (begin + WINDOW) / len(candidates)), "verify")
     report(1.0, "verify")
     pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
