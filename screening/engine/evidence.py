@@ -211,55 +211,51 @@ def for_near_many(items: list[NearItem]) -> list[dict]:
         return []
     heads, tops, rows = _window(items)
     out = []
+    whole_share, sides, none = 1 - overlap.WHOLE, overlap.SIDES, ["", ""]
     for item, h, top in zip(items, heads, tops, strict=True):
+        (common, tiled, chars, lfree, rfree, edged, lsides, rsides, moved_blocks, lkeys, rkeys, both, quoted,
+         boilerplate, ntop, diffed, changed, shifted, nsignals, at) = h
         lp, rp = item.left, item.right
         nl, nr = len(lp.toks), len(rp.toks)
         total = (nl + nr) or 1
-        shared = item.shared
-        if h[tokdiff.P_TILES]:
-            rest = (round(h[tokdiff.P_LFREE] / nl, 4) if nl else 0.0, round(h[tokdiff.P_RFREE] / nr, 4) if nr else 0.0)
-            where = "whole" if max(rest) <= 1 - overlap.WHOLE else "edges" if h[tokdiff.P_EDGED] else "inside"
-            judged = where != "whole"
-            lkeys, rkeys, both = h[tokdiff.P_LKEYS], h[tokdiff.P_RKEYS], h[tokdiff.P_BOTH]
-            located = {
-                "token_overlap": 2 * h[tokdiff.P_COMMON] / total, "moved_blocks": h[tokdiff.P_MOVED],
-                "shared_where": where,
-                "shared_edges": ([overlap.SIDES[h[tokdiff.P_LSIDES]], overlap.SIDES[h[tokdiff.P_RSIDES]]]
-                                 if where == "edges" else ["", ""]),
-                "shared_blocks": top[:h[tokdiff.P_TOP]], "shared_chars": h[tokdiff.P_CHARS],
-                "rest_left": rest[0], "rest_right": rest[1],
-                "rest_similarity": round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
-                "boilerplate": where == "edges" and bool(h[tokdiff.P_BOILERPLATE]),
-                "quoted": judged and bool(h[tokdiff.P_QUOTED])}
-        else:
-            located = {"token_overlap": 2 * h[tokdiff.P_COMMON] / total, "moved_blocks": 0, "shared_where": "none",
-                       "shared_edges": ["", ""], "shared_blocks": [], "shared_chars": 0, "rest_left": 1.0,
-                       "rest_right": 1.0, "rest_similarity": None, "boilerplate": False, "quoted": False}
         signals = []
         if not item.whole:
-            same, changed, moved = False, 0.0, 0.0
-        elif h[tokdiff.P_ROWS]:
-            changed, moved = h[tokdiff.P_CHANGED] / total, h[tokdiff.P_SHIFTED] / total
-            same = changed == moved == 0
-            at = h[tokdiff.P_SIGNAL_AT]
-            for i1, i2, j1, j2, examine in rows[at:at + h[tokdiff.P_SIGNALS]]:
+            same, changed_share, moved_share = False, 0.0, 0.0
+        elif diffed:
+            changed_share, moved_share = changed / total, shifted / total
+            same = changed_share == moved_share == 0
+            for i1, i2, j1, j2, examine in rows[at:at + nsignals]:
                 found = revision.signal(lp, rp, i1, i2, j1, j2, examine)
                 if found is not None:
                     signals.append([found.kind, found.left, found.right])
         else:
-            same, changed, moved = True, 0.0, 0.0
-        longer = max(len(lp.text), len(rp.text)) or 1
-        meta = metadata(item.left_facts, item.right_facts)
-        out.append({
+            same, changed_share, moved_share = True, 0.0, 0.0
+        shared, lf, rf = item.shared, item.left_facts, item.right_facts
+        ll, rl = len(lp.text), len(rp.text)
+        data = {
             "jaccard": item.jaccard, "containment_left": shared / max(item.left_hashes.size, 1),
             "containment_right": shared / max(item.right_hashes.size, 1), "same_normalised": same,
-            "changed_share": round(changed, 4), "moved_share": round(moved, 4),
-            "length_ratio": round(min(len(lp.text), len(rp.text)) / longer, 4),
-            "languages": list(meta["languages"]), "same_source": meta["same_source"],
-            "version_order": meta["version_order"], "collected_order": meta["collected_order"],
-            "template_share": item.template[0], "jaccard_without_template": item.template[1], "exact": False,
-            "signals": signals, "partial": not item.whole, **located,
-        })
+            "changed_share": round(changed_share, 4), "moved_share": round(moved_share, 4),
+            "length_ratio": round(min(ll, rl) / (max(ll, rl) or 1), 4), "languages": [lf.language, rf.language],
+            "same_source": lf.source_id == rf.source_id, "version_order": order(lf.version, rf.version, _version_key),
+            "collected_order": order(lf.collected_at[:19], rf.collected_at[:19]), "template_share": item.template[0],
+            "jaccard_without_template": item.template[1], "exact": False, "signals": signals,
+            "partial": not item.whole, "token_overlap": 2 * common / total,
+        }
+        if tiled:
+            rest_left = round(lfree / nl, 4) if nl else 0.0
+            rest_right = round(rfree / nr, 4) if nr else 0.0
+            where = "whole" if max(rest_left, rest_right) <= whole_share else "edges" if edged else "inside"
+            judged, edges = where != "whole", where == "edges"
+            data.update(moved_blocks=moved_blocks, shared_where=where,
+                        shared_edges=[sides[lsides], sides[rsides]] if edges else ["", ""],
+                        shared_blocks=top[:ntop], shared_chars=chars, rest_left=rest_left, rest_right=rest_right,
+                        rest_similarity=round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
+                        boilerplate=edges and bool(boilerplate), quoted=judged and bool(quoted))
+        else:
+            data.update(moved_blocks=0, shared_where="none", shared_edges=none[:], shared_blocks=[], shared_chars=0,
+                        rest_left=1.0, rest_right=1.0, rest_similarity=None, boilerplate=False, quoted=False)
+        out.append(data)
     return out
 
 

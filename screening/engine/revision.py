@@ -329,24 +329,29 @@ def _unit_kind(left: list[Token], right: list[Token], before: Token | None, afte
 # --- the diff --------------------------------------------------------------------------------------
 
 
-def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
+def _shown(text: str, toks: TokenList, i1: int, i2: int) -> str:
     """The raw text of tokens i1..i2 with a word of context each side (two ideographs, about a Chinese
-    word), on one line, at most MAX_SHOWN characters."""
-    lo, hi = max(i1 - 1, 0), min(i2 + 1, len(toks))
-    if lo > 0 and toks[lo].group == "cjk" and toks[lo - 1].group == "cjk":
-        lo -= 1
-    if hi < len(toks) and toks[hi - 1].group == "cjk" and toks[hi].group == "cjk":
-        hi += 1
+    word), on one line, at most MAX_SHOWN characters. Read from the token arrays (a Token a look cost most of
+    a signal)."""
+    n = len(toks)
+    lo, hi = max(i1 - 1, 0), min(i2 + 1, n)
+    if lo > 0 or hi < n:
+        codes = toks.codes
+        if lo > 0 and codes[lo] == tokscan.CJK and codes[lo - 1] == tokscan.CJK:
+            lo -= 1
+        if hi < n and codes[hi - 1] == tokscan.CJK and codes[hi] == tokscan.CJK:
+            hi += 1
+    starts, ends = toks.starts, toks.ends
     # Context stops at the end of a sentence: the word before a full stop is not this sentence's.
-    while lo < i1 and _STOP.search(text[toks[lo].end:toks[lo + 1].start if lo + 1 < len(toks) else toks[lo].end]):
+    while lo < i1 and _STOP.search(text[ends[lo]:starts[lo + 1] if lo + 1 < n else ends[lo]]):
         lo += 1
-    while hi > i2 and _STOP.search(text[toks[hi - 2].end:toks[hi - 1].start]):
+    while hi > i2 and _STOP.search(text[ends[hi - 2]:starts[hi - 1]]):
         hi -= 1
     if lo >= hi:
         return ""
-    shown = " ".join(text[toks[lo].start:toks[hi - 1].end].split())
+    shown = " ".join(text[starts[lo]:ends[hi - 1]].split())
     if len(shown) > MAX_SHOWN:
-        core = " ".join(text[toks[i1].start:toks[i2 - 1].end].split()) if i2 > i1 else ""
+        core = " ".join(text[starts[i1]:ends[i2 - 1]].split()) if i2 > i1 else ""
         shown = core if len(core) <= MAX_SHOWN else core[: MAX_SHOWN - 1] + "…"
     return shown
 

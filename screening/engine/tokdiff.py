@@ -940,7 +940,18 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
         lst, len_, rst, ren = starts[la:lb], ends[la:lb], starts[ra:rb], ends[ra:rb]
         rindex = (slots[slot_at[right]:slot_at[right + 1]], heads[slot_at[right]:slot_at[right + 1]],
                   after[key_at[right]:key_at[right + 1]])
-        tiled = tiles(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
+        nl, nr = lb - la, rb - ra
+        same = nl == nr
+        for i in range(nl if same else 0):
+            if lh[i] != rh[i]:
+                same = False
+                break
+        if same:  # what tiles gives two equal sequences: the whole of both, when it is a run at all
+            tiled = np.empty((1 if nl >= m else 0, 3), dtype=np.int64)
+            if nl >= m:
+                tiled[0, 0], tiled[0, 1], tiled[0, 2] = 0, 0, nl
+        else:
+            tiled = tiles(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
         common, rows, top, chars, lfree, rfree, edged, lsides, rsides, moved, lk, rk, both, quote = located_blocks(
             srt[la:lb], srt[ra:rb], lh, rh, tiled, lst, len_, rst, ren, join, share, least, major,
             quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
@@ -953,15 +964,7 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
         o[P_TOP] = top.shape[0]
         tops[p, :top.shape[0]] = top
         o[P_SIGNAL_AT] = n_signals
-        if not pairs[p, 2]:
-            continue
-        nl, nr = lb - la, rb - ra
-        same = nl == nr
-        for i in range(nl if same else 0):
-            if lh[i] != rh[i]:
-                same = False
-                break
-        if same:
+        if same or not pairs[p, 2]:
             continue
         found = changes(lh, rh, flags[la:lb], flags[ra:rb], small, moved_share)
         rbuf, rfs, rfe = buf[docs[right, 2]:], fs[ra:rb], fe[ra:rb]
