@@ -171,7 +171,7 @@ class NearItem(NamedTuple):
     whole: bool
 
 
-def _window(items: list[NearItem]) -> tuple[list[list[int]], list[list[list[int]]], list[list[int]]]:
+def _window(items: list[NearItem]) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
     """tokdiff.pairs_evidence of the items, their documents' arrays laid one after another."""
     at: dict[int, int] = {}
     preps: list[revision.Prepared] = []
@@ -212,9 +212,9 @@ def for_near_many(items: list[NearItem]) -> list[dict]:
     heads, tops, rows = _window(items)
     out = []
     whole_share, sides, none = 1 - overlap.WHOLE, overlap.SIDES, ["", ""]
-    for item, h, top in zip(items, heads, tops, strict=True):
+    for item, h in zip(items, heads, strict=True):
         (common, tiled, chars, lfree, rfree, edged, lsides, rsides, moved_blocks, lkeys, rkeys, both, quoted,
-         boilerplate, ntop, diffed, changed, shifted, nsignals, at) = h
+         boilerplate, ntop, top_at, diffed, changed, shifted, nsignals, at) = h
         lp, rp = item.left, item.right
         nl, nr = len(lp.toks), len(rp.toks)
         total = (nl + nr) or 1
@@ -249,7 +249,8 @@ def for_near_many(items: list[NearItem]) -> list[dict]:
             judged, edges = where != "whole", where == "edges"
             data.update(moved_blocks=moved_blocks, shared_where=where,
                         shared_edges=[sides[lsides], sides[rsides]] if edges else ["", ""],
-                        shared_blocks=top[:ntop], shared_chars=chars, rest_left=rest_left, rest_right=rest_right,
+                        shared_blocks=tops[top_at:top_at + ntop], shared_chars=chars, rest_left=rest_left,
+                        rest_right=rest_right,
                         rest_similarity=round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
                         boilerplate=edges and bool(boilerplate), quoted=judged and bool(quoted))
         else:

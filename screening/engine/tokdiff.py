@@ -830,8 +830,8 @@ def quoted(spans, lquotes, rquotes):
 
 # The columns of pairs_evidence's row a pair.
 (P_COMMON, P_TILES, P_CHARS, P_LFREE, P_RFREE, P_EDGED, P_LSIDES, P_RSIDES, P_MOVED, P_LKEYS, P_RKEYS, P_BOTH,
- P_QUOTED, P_BOILERPLATE, P_TOP, P_ROWS, P_CHANGED, P_SHIFTED, P_SIGNALS, P_SIGNAL_AT) = range(20)
-P_WIDTH = 20
+ P_QUOTED, P_BOILERPLATE, P_TOP, P_TOP_AT, P_ROWS, P_CHANGED, P_SHIFTED, P_SIGNALS, P_SIGNAL_AT) = range(21)
+P_WIDTH = 21
 
 
 @njit(cache=True, nogil=True)
@@ -905,8 +905,8 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
     Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
     they lie at the edges); diffed, tokdiff.changes less the stretches spacing explains (revision._rows),
     moved_rows' sums and the stretches to examine for a signal. Returns (a row a pair, the P_* columns; the
-    five longest spans of each, (pairs, 5, 4); the stretches to examine, rows i1, i2, j1, j2, examine, a pair's
-    from its P_SIGNAL_AT on)."""
+    five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the stretches to examine, rows
+    i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on)."""
     n_docs = docs.shape[0]
     # Each document's m-gram keys and their index (kernels.index, written in place), made once for all its
     # pairs (its hashes sorted, `srt`, come sorted by numpy: numba's sort took four times as long).
@@ -930,7 +930,8 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
                     after[key_at[d]:key_at[d + 1]])
     n = pairs.shape[0]
     out = np.zeros((n, P_WIDTH), dtype=np.int64)
-    tops = np.zeros((n, 5, 4), dtype=np.int64)
+    tops = np.empty((5 * n, 4), dtype=np.int64)
+    n_tops = 0
     signals = np.empty((16, 5), dtype=np.int64)
     n_signals = 0
     for p in range(n):
@@ -961,8 +962,9 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
         o[P_EDGED], o[P_LSIDES], o[P_RSIDES], o[P_MOVED] = edged, lsides, rsides, moved
         o[P_LKEYS], o[P_RKEYS], o[P_BOTH], o[P_QUOTED] = lk, rk, both, quote
         o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
-        o[P_TOP] = top.shape[0]
-        tops[p, :top.shape[0]] = top
+        o[P_TOP], o[P_TOP_AT] = top.shape[0], n_tops
+        tops[n_tops:n_tops + top.shape[0]] = top
+        n_tops += top.shape[0]
         o[P_SIGNAL_AT] = n_signals
         if same or not pairs[p, 2]:
             continue
@@ -991,4 +993,4 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
                 signals[n_signals, 4] = found[g, 5]
                 n_signals += 1
         o[P_SIGNALS] = n_signals - o[P_SIGNAL_AT]
-    return out, tops, signals[:n_signals]
+    return out, tops[:n_tops], signals[:n_signals]

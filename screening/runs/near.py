@@ -295,7 +295,8 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     for begin in range(0, len(candidates), WINDOW):
         # The window's Jaccards first: only the documents of pairs at or above the floor are tokenised, together.
         window = candidates[begin : begin + WINDOW]
-        ends = np.array([(at[left], at[right]) for left, right in window], dtype=np.int64).reshape(-1, 2)
+        ends = np.fromiter((at[pk] for pair in window for pk in pair), dtype=np.int64,
+                           count=2 * len(window)).reshape(-1, 2)
         counts = fast.pair_counts_many(laid, offsets, ends[:, 0], ends[:, 1], *index).tolist()
         sizes = np.diff(offsets)
         union_of = (sizes[ends[:, 0]] + sizes[ends[:, 1]]).tolist()
