@@ -443,3 +443,8 @@ def test_a_window_of_pairs_in_one_call_is_each_pair_on_its_own():
     assert any(e["signals"] for e in expected) and any(e["same_normalised"] for e in expected)
     assert {e["shared_where"] for e in expected} == {"whole", "edges", "inside", "none"}
     assert ev.for_near_many([]) == []
+    scratch = ev.Scratch()  # a job's windows one after another in the same arrays, smaller and larger
+    for part in (items[:20], items, items[5:9], items[40:]):
+        assert ev.for_near_many(part, scratch) == ev.for_near_many(part)
+    lp = prepared[0]
+    assert revision.tiles(lp, lp).tolist() == [[0, 0, len(lp.toks)]]  # what the window takes for equal tokens

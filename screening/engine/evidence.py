@@ -171,7 +171,30 @@ class NearItem(NamedTuple):
     whole: bool
 
 
-def _window(items: list[NearItem]) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
+class Scratch:
+    """The arrays a verification job's windows lay their documents out in, kept from one window to the next:
+    nine arrays of a window's size made afresh each window cost more in fresh pages than filling them."""
+
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def take(self, name: str, dtype, n: int) -> np.ndarray:
+        """An array of n items for this name (its contents whatever they were)."""
+        kept = self.arrays.get(name)
+        if kept is None or kept.shape[0] < n:
+            kept = self.arrays[name] = np.empty(max(n, 2 * (0 if kept is None else kept.shape[0])), dtype=dtype)
+        return kept[:n]
+
+    def kept(self, names: tuple[str, ...], dtypes: tuple) -> list[np.ndarray]:
+        """The arrays kept under these names whole (empty ones at first), for a kernel that grows them."""
+        return [self.arrays.get(name, np.zeros(0, dtype=dtype)) for name, dtype in zip(names, dtypes, strict=True)]
+
+    def laid(self, name: str, arrays: list[np.ndarray], n: int) -> np.ndarray:
+        """The arrays one after another (n items in all)."""
+        return np.concatenate(arrays, out=self.take(name, arrays[0].dtype, n))
+
+
+def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
     """tokdiff.pairs_evidence of the items, their documents' arrays laid one after another."""
     at: dict[int, int] = {}
     preps: list[revision.Prepared] = []
@@ -186,30 +209,35 @@ def _window(items: list[NearItem]) -> tuple[list[list[int]], list[list[int]], li
     docs = np.zeros((len(preps), 6), dtype=np.int64)
     ends = np.cumsum(np.fromiter((len(t) for t in toks), dtype=np.int64, count=len(toks)))
     docs[:, 1], docs[1:, 0] = ends, ends[:-1]
-    docs[1:, 2] = np.cumsum(np.fromiter((t.buf.shape[0] for t in toks), dtype=np.int64, count=len(toks)))[:-1]
+    bufs = np.cumsum(np.fromiter((t.buf.shape[0] for t in toks), dtype=np.int64, count=len(toks)))
+    docs[1:, 2] = bufs[:-1]
     docs[1:, 3] = np.cumsum(np.fromiter((len(p.text) for p in preps), dtype=np.int64, count=len(preps)))[:-1]
     marks = [overlap.marks(p) for p in preps]
     mark_ends = np.cumsum(np.fromiter((m.shape[0] for m in marks), dtype=np.int64, count=len(marks)))
     docs[:, 5], docs[1:, 4] = mark_ends, mark_ends[:-1]
-    head, tops, signals = tokdiff.pairs_evidence(
-        np.concatenate([t.hashes for t in toks]), np.concatenate([p.sorted_hashes() for p in preps]),
-        np.concatenate([t.flags for t in toks]),
-        np.concatenate([t.starts for t in toks]), np.concatenate([t.ends for t in toks]),
-        np.concatenate([t.buf for t in toks]), np.concatenate([t.fs for t in toks]),
-        np.concatenate([t.fe for t in toks]), foldtable.codepoints("".join(p.text for p in preps)),
-        np.concatenate(marks), docs, np.array(rows, dtype=np.int64), revision.TILE, revision.ANCHORS,
-        overlap.JOIN, overlap.EDGE, overlap.EDGE_TOKENS, overlap.MAJOR, revision.SMALL, revision.MOVED_SHARE,
-        *overlap.vocabulary_index(), overlap.BOILERPLATE_TERMS, revision.spaces())
+    n, laid = int(ends[-1]), scratch.laid
+    head, tops, signals, *kept = tokdiff.pairs_evidence(
+        laid("hashes", [t.hashes for t in toks], n), laid("sorted", [p.sorted_hashes() for p in preps], n),
+        laid("flags", [t.flags for t in toks], n), laid("starts", [t.starts for t in toks], n),
+        laid("ends", [t.ends for t in toks], n), laid("buf", [t.buf for t in toks], int(bufs[-1])),
+        laid("fs", [t.fs for t in toks], n), laid("fe", [t.fe for t in toks], n),
+        foldtable.codepoints("".join(p.text for p in preps)), laid("marks", marks, int(mark_ends[-1])), docs,
+        np.array(rows, dtype=np.int64), revision.TILE, revision.ANCHORS, overlap.JOIN, overlap.EDGE,
+        overlap.EDGE_TOKENS, overlap.MAJOR, revision.SMALL, revision.MOVED_SHARE, *overlap.vocabulary_index(),
+        overlap.BOILERPLATE_TERMS, revision.spaces(), *scratch.kept(("keys", "after", "slots", "heads"),
+                                                                   (np.uint64, np.int64, np.uint64, np.int64)))
+    scratch.arrays.update(zip(("keys", "after", "slots", "heads"), kept, strict=True))
     return head.tolist(), tops.tolist(), signals.tolist()
 
 
-def for_near_many(items: list[NearItem]) -> list[dict]:
+def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list[dict]:
     """for_near(...).as_dict() of each whole item, for_near_partial(...).as_dict() of the others, a window of
     pairs in one compiled call (tokdiff.pairs_evidence: where the shared text lies, the diff in brief) and the
-    dicts built here, without an Evidence a pair; tests hold them to for_near and for_near_partial."""
+    dicts built here, without an Evidence a pair; tests hold them to for_near and for_near_partial. A job's
+    windows share one `scratch`."""
     if not items:
         return []
-    heads, tops, rows = _window(items)
+    heads, tops, rows = _window(items, scratch or Scratch())
     out = []
     whole_share, sides, none = 1 - overlap.WHOLE, overlap.SIDES, ["", ""]
     for item, h in zip(items, heads, strict=True):

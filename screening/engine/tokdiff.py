@@ -895,7 +895,7 @@ def respaced(lbuf, lfs, lfe, lcp, lstarts, lends, rbuf, rfs, rfe, rcp, rstarts, 
 
 @njit(cache=True, nogil=True)
 def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
-                   least, major, small, moved_share, words, longest, terms, need, spaces):
+                   least, major, small, moved_share, words, longest, terms, need, spaces, gkeys, after, slots, heads):
     """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
     pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
     verification). The documents' arrays lie one after another: docs has a row a document (first token, end
@@ -906,7 +906,8 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
     they lie at the edges); diffed, tokdiff.changes less the stretches spacing explains (revision._rows),
     moved_rows' sums and the stretches to examine for a signal. Returns (a row a pair, the P_* columns; the
     five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the stretches to examine, rows
-    i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on)."""
+    i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the scratch arrays for the
+    documents' m-gram keys and their index, those given or larger ones, for the next window)."""
     n_docs = docs.shape[0]
     # Each document's m-gram keys and their index (kernels.index, written in place), made once for all its
     # pairs (its hashes sorted, `srt`, come sorted by numpy: numba's sort took four times as long).
@@ -915,10 +916,15 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
     for d in range(n_docs):
         grams = max(docs[d, 1] - docs[d, 0] - m + 1, 0)
         key_at[d + 1], slot_at[d + 1] = key_at[d] + grams, slot_at[d] + _table_size(grams)
-    gkeys = np.empty(key_at[n_docs], dtype=np.uint64)
-    after = np.empty(key_at[n_docs], dtype=np.int64)
-    slots = np.zeros(slot_at[n_docs], dtype=np.uint64)
-    heads = np.full(slot_at[n_docs], -1, dtype=np.int64)
+    # In the arrays of the window before when they are large enough (fresh pages cost more than filling them).
+    if gkeys.shape[0] < key_at[n_docs]:
+        gkeys = np.empty(2 * key_at[n_docs], dtype=np.uint64)
+        after = np.empty(2 * key_at[n_docs], dtype=np.int64)
+    if slots.shape[0] < slot_at[n_docs]:
+        slots = np.empty(2 * slot_at[n_docs], dtype=np.uint64)
+        heads = np.empty(2 * slot_at[n_docs], dtype=np.int64)
+    slots[:slot_at[n_docs]] = 0
+    heads[:slot_at[n_docs]] = -1
     for d in range(n_docs):
         h, k = hashes[docs[d, 0]:docs[d, 1]], gkeys[key_at[d]:key_at[d + 1]]
         for i in range(k.shape[0]):
@@ -993,4 +999,4 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
                 signals[n_signals, 4] = found[g, 5]
                 n_signals += 1
         o[P_SIGNALS] = n_signals - o[P_SIGNAL_AT]
-    return out, tops[:n_tops], signals[:n_signals]
+    return out, tops[:n_tops], signals[:n_signals], gkeys, after, slots, heads
