@@ -389,25 +389,25 @@ def _occurs(needle, hay, keys, head, after):
 
 
 @njit(cache=True, nogil=True)
-def _long_moved(keys, i1, i2, sorted_other, share):
-    """Whether nearly all runs of three tokens of the stretch i1..i2 are found among the other's."""
+def _long_moved(keys, i1, i2, other, share):
+    """Whether nearly all runs of three tokens of the stretch i1..i2 are found among the other's (`other`: an
+    index of them, kernels.index; a set lookup instead of numba's sort and a bisection)."""
     part = keys[i1 : i2 - 2]
-    if sorted_other.shape[0] == 0:
+    if other[2].shape[0] == 0:
         return part.shape[0] == 0
     hits = 0
     for k in range(part.shape[0]):
-        at = np.searchsorted(sorted_other, part[k])
-        if at < sorted_other.shape[0] and sorted_other[at] == part[k]:
+        if _first(other[0], other[1], part[k]) >= 0:
             hits += 1
     return hits >= share * part.shape[0]
 
 
 @njit(cache=True, nogil=True)
-def _moved(h, i1, i2, other, index, keys, sorted_other, small, share):
+def _moved(h, i1, i2, other, index, keys, other_keys, small, share):
     if i1 == i2:
         return True
     if i2 - i1 > small:
-        return _long_moved(keys, i1, i2, sorted_other, share)
+        return _long_moved(keys, i1, i2, other_keys, share)
     lo, hi = max(i1 - 1, 0), min(i2 + 1, h.shape[0])
     return hi - lo > i2 - i1 and _occurs(h[lo:hi], other, index[0], index[1], index[2])
 
@@ -419,26 +419,36 @@ def changes(lh, rh, lflags, rflags, small, share):
     2: only a one-for-one change of a word starting with ن, for the Persian negation check)."""
     gaps = _gaps(lh, rh)
     out = np.zeros((gaps.shape[0], 6), dtype=np.int64)
-    lkeys, rkeys = _gram_keys(lh), _gram_keys(rh)
-    lsorted, rsorted = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64)
-    have_l = have_r = False
-    # Each side's index only once a short stretch needs it (many pairs have none).
+    # Each side's runs of three, their index and the index of its tokens only once a stretch needs them (many
+    # pairs need none).
+    lkeys, rkeys = lh[:0], rh[:0]
     lindex, rindex = _index(lh[:0]), _index(rh[:0])
-    have_li = have_ri = False
+    lgrams, rgrams = lindex, rindex
+    have_lk = have_rk = have_l = have_r = have_li = have_ri = False
     for g in range(gaps.shape[0]):
         i1, i2, j1, j2 = gaps[g, 0], gaps[g, 1], gaps[g, 2], gaps[g, 3]
         out[g, 0], out[g, 1], out[g, 2], out[g, 3] = i1, i2, j1, j2
-        if i2 - i1 > small and not have_r:
-            rsorted, have_r = np.sort(rkeys), True
+        if i2 - i1 > small:
+            if not have_lk:
+                lkeys, have_lk = _gram_keys(lh), True
+            if not have_rk:
+                rkeys, have_rk = _gram_keys(rh), True
+            if not have_r:
+                rgrams, have_r = _index(rkeys), True
         if i1 != i2 and i2 - i1 <= small and not have_ri:
             rindex, have_ri = _index(rh), True
-        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rsorted, small, share)
+        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rgrams, small, share)
         if moved:
-            if j2 - j1 > small and not have_l:
-                lsorted, have_l = np.sort(lkeys), True
+            if j2 - j1 > small:
+                if not have_lk:
+                    lkeys, have_lk = _gram_keys(lh), True
+                if not have_rk:
+                    rkeys, have_rk = _gram_keys(rh), True
+                if not have_l:
+                    lgrams, have_l = _index(lkeys), True
             if j1 != j2 and j2 - j1 <= small and not have_li:
                 lindex, have_li = _index(lh), True
-            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lsorted, small, share)
+            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lgrams, small, share)
         if moved:
             out[g, 4] = 1
             continue
@@ -959,9 +969,18 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
                 tiled[0, 0], tiled[0, 1], tiled[0, 2] = 0, 0, nl
         else:
             tiled = tiles(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
-        common, rows, top, chars, lfree, rfree, edged, lsides, rsides, moved, lk, rk, both, quote = located_blocks(
-            srt[la:lb], srt[ra:rb], lh, rh, tiled, lst, len_, rst, ren, join, share, least, major,
-            quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
+        # located_blocks, but the remainders' word pairs and the quotation marks only where the shared blocks
+        # are not clearly the whole of both texts (only then are they read).
+        common = _intersection_size(srt[la:lb], srt[ra:rb])
+        rows, spans, top, chars, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lst, len_, rst, ren, join,
+                                                                              share, least, major)
+        moved = lk = rk = both = 0
+        quote = False
+        if tiled.shape[0]:
+            moved = out_of_order(tiled)
+            if lfree * 100 > 9 * nl or rfree * 100 > 9 * nr:
+                lk, rk, both = rest_pairs(lh, rh, tiled)
+                quote = quoted(spans, quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
         lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
         o = out[p]
         o[P_COMMON], o[P_TILES], o[P_CHARS], o[P_LFREE], o[P_RFREE] = common, tiled.shape[0], chars, lfree, rfree
