@@ -528,6 +528,24 @@ def _sort_unique(values, lo, hi, spare, counts):
 
 def verify_hashes_many(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey) -> list[np.ndarray]:
     """verify_hashes of each text, a batch in one compiled pass for character shingles (k ≤ 8)."""
+    return verify_hashes_laid(texts, policy, spec, key)[0]
+
+
+def verify_hashes_laid(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey
+                       ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """verify_hashes_many, and the hashes one after another with where each text's begin (text d's are
+    laid[offsets[d]:offsets[d + 1]]): as the compiled pass left them when one pass did them all, else copied."""
+    found = _verify_hashes_batch(texts, policy, spec, key)
+    if isinstance(found, tuple):
+        return found
+    offsets = np.zeros(len(found) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((h.shape[0] for h in found), dtype=np.int64, count=len(found)), out=offsets[1:])
+    return found, np.concatenate([_EMPTY, *found]), offsets
+
+
+def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey):
+    """verify_hashes of each text; with the hashes laid out and their offsets when one compiled pass did them
+    all, in the order of the texts."""
     if spec.kind != "char" or spec.k > 8 or not texts:
         return [verify_hashes(text, policy, spec, key) for text in texts]
     t = foldtable.table_for(policy)
@@ -555,6 +573,10 @@ def verify_hashes_many(texts: list[str], policy: Policy, spec: ShingleSpec, key:
             pos = ends[d]
         if stop == first:  # this text alone folds longer than `out`: room for its widest fold
             room = t.widest * int(lengths[first]) + 64
+        elif first == 0 and stop == len(texts) and ok.all() and done.all():  # laid out already
+            offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+            offsets[1:] = ends
+            return found, out[: ends[-1]], offsets
         first = stop
     return found
 

@@ -279,13 +279,12 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     diff waits for the pair's first opening). Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
     bodies, doc_ids, facts, signatures = docs.bodies, docs.doc_ids, docs.facts, docs.signatures
-    hashes = hashes_of(bodies, config)
+    # The documents' hashes, and the same one after another for the window's merges in one compiled call each.
+    found, laid, offsets = fast.verify_hashes_laid(list(bodies.values()), config.policy_rules, config.spec,
+                                                   verify_key())
+    hashes = dict(zip(bodies, found, strict=True))
     texts = _Texts(bodies, config)
-    # The documents' hashes one after another, for the window's merges in one compiled call each.
     at = {pk: d for d, pk in enumerate(hashes)}
-    laid = np.concatenate([np.zeros(0, dtype=np.uint64), *hashes.values()])
-    offsets = np.zeros(len(hashes) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter((h.shape[0] for h in hashes.values()), dtype=np.int64, count=len(hashes)), out=offsets[1:])
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
     # needed only once it is in a pair above the floor.
     index = fast.template_index(template)
