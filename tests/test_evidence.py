@@ -406,7 +406,6 @@ def test_evidence_as_a_dict_keeps_the_fields_in_order():
 def test_a_window_of_pairs_in_one_call_is_each_pair_on_its_own():
     """for_near_many (one compiled call for all the pairs, the dicts built without an Evidence) gives what
     for_near and for_near_partial give, value for value and type for type, the documents shared between pairs."""
-    import json
     import random
 
     from screening.engine import revision
@@ -420,10 +419,25 @@ def test_a_window_of_pairs_in_one_call_is_each_pair_on_its_own():
         "It is not rated at 3 weeks 😀 and costs ۱۲ درصد.", "It is rated at 4 weeks 😀 and costs ۱۳ درصد.",
         "سنسور هر ۳ هفته بررسی می‌شود.", "سنسور هر ۳ هفته بررسی نمی‌شود.",
         "每周检查一次，电压为12伏。", "每天检查一次，电压为12毫伏。"]
-    prepared = [revision.Prepared(t) for t in texts]
     hashes = [fast.verify_hashes(t, POLICY, spec, KEY) for t in texts]
     pairs = [(i, i + 1) for i in range(0, len(texts) - 1, 2)]
     pairs += [(rng.randrange(len(texts)), rng.randrange(len(texts))) for _ in range(150)]
+    # Prepared one by one (the documents' arrays laid out), in one batch with a text the batch leaves to the
+    # expression (laid out too), and in one batch of texts it tokenises all (its own arrays read as they are).
+    plain = [k for k, t in enumerate(texts) if t.isascii()]
+    for prepared, chosen in (([revision.Prepared(t) for t in texts], pairs), (revision.prepare_many(texts), pairs),
+                             (revision.prepare_many(texts), [(i, j) for i, j in pairs if i in plain and j in plain])):
+        assert len(chosen) > 50
+        _same_as_each_pair_alone(prepared, hashes, chosen)
+    batch = revision.prepare_many(texts)
+    assert all(batch[k].laid for k in plain) and not batch[texts.index(next(t for t in texts if "😀" in t))].laid
+    lp = batch[0]
+    assert revision.tiles(lp, lp).tolist() == [[0, 0, len(lp.toks)]]  # what the window takes for equal tokens
+
+
+def _same_as_each_pair_alone(prepared, hashes, pairs):
+    import json
+
     items, expected = [], []
     for k, (i, j) in enumerate(pairs):
         lf, rf = facts(version=str(k % 3)), facts(source="s2", version="2", collected="2024-06-01")
@@ -446,5 +460,3 @@ def test_a_window_of_pairs_in_one_call_is_each_pair_on_its_own():
     scratch = ev.Scratch()  # a job's windows one after another in the same arrays, smaller and larger
     for part in (items[:20], items, items[5:9], items[40:]):
         assert ev.for_near_many(part, scratch) == ev.for_near_many(part)
-    lp = prepared[0]
-    assert revision.tiles(lp, lp).tolist() == [[0, 0, len(lp.toks)]]  # what the window takes for equal tokens

@@ -195,7 +195,8 @@ class Scratch:
 
 
 def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
-    """tokdiff.pairs_evidence of the items, their documents' arrays laid one after another."""
+    """tokdiff.pairs_evidence of the items: on the arrays of the batch their documents were all tokenised in
+    (revision.prepare_many), else on their arrays laid one after another."""
     at: dict[int, int] = {}
     preps: list[revision.Prepared] = []
     rows = []
@@ -205,6 +206,39 @@ def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], l
                 at[id(p)] = len(preps)
                 preps.append(p)
         rows.append((at[id(item.left)], at[id(item.right)], item.whole))
+    batch = preps[0].laid[0] if preps[0].laid else None
+    if batch is not None and all(p.laid is not None and p.laid[0] is batch for p in preps):
+        arrays, docs = _as_laid(preps, batch, scratch)
+    else:
+        arrays, docs = _laid_out(preps, scratch)
+    head, tops, signals, *kept = tokdiff.pairs_evidence(
+        *arrays, docs, np.array(rows, dtype=np.int64), revision.TILE, revision.ANCHORS, overlap.JOIN, overlap.EDGE,
+        overlap.EDGE_TOKENS, overlap.MAJOR, revision.SMALL, revision.MOVED_SHARE, *overlap.vocabulary_index(),
+        overlap.BOILERPLATE_TERMS, revision.spaces(), *scratch.kept(("keys", "after", "slots", "heads"),
+                                                                   (np.uint64, np.int64, np.uint64, np.int64)))
+    scratch.arrays.update(zip(("keys", "after", "slots", "heads"), kept, strict=True))
+    return head.tolist(), tops.tolist(), signals.tolist()
+
+
+def _as_laid(preps: list[revision.Prepared], batch: tokdiff.Batch, scratch: Scratch) -> tuple[tuple, np.ndarray]:
+    """pairs_evidence's arrays and document rows for documents all of one batch (revision.prepare_many): the
+    batch's own arrays, only the sorted hashes laid out."""
+    docs = np.array([batch.rows[t][1:3] + [batch.offsets[t], batch.rows[t][4]] for _, t in (p.laid for p in preps)],
+                    dtype=np.int64).reshape(-1, 4)
+    counts = np.fromiter((len(p.toks) for p in preps), dtype=np.int64, count=len(preps))
+    marks = np.fromiter((p.quotes.shape[0] for p in preps), dtype=np.int64, count=len(preps))
+    rows = np.empty((len(preps), 6), dtype=np.int64)
+    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = docs[:, 0], docs[:, 0] + counts, docs[:, 1], docs[:, 2]
+    rows[:, 4], rows[:, 5] = docs[:, 3], docs[:, 3] + marks
+    srt = scratch.take("sorted", np.uint64, batch.hashes.shape[0])
+    for p, (a, b) in zip(preps, rows[:, :2].tolist(), strict=True):
+        srt[a:b] = p.sorted_hashes()
+    return (batch.hashes, srt, batch.flags, batch.starts, batch.ends, batch.buf, batch.fs, batch.fe, batch.cp,
+            batch.marks), rows
+
+
+def _laid_out(preps: list[revision.Prepared], scratch: Scratch) -> tuple[tuple, np.ndarray]:
+    """pairs_evidence's arrays and document rows, the documents' arrays laid one after another."""
     toks = [p.toks for p in preps]
     docs = np.zeros((len(preps), 6), dtype=np.int64)
     ends = np.cumsum(np.fromiter((len(t) for t in toks), dtype=np.int64, count=len(toks)))
@@ -216,18 +250,11 @@ def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], l
     mark_ends = np.cumsum(np.fromiter((m.shape[0] for m in marks), dtype=np.int64, count=len(marks)))
     docs[:, 5], docs[1:, 4] = mark_ends, mark_ends[:-1]
     n, laid = int(ends[-1]), scratch.laid
-    head, tops, signals, *kept = tokdiff.pairs_evidence(
-        laid("hashes", [t.hashes for t in toks], n), laid("sorted", [p.sorted_hashes() for p in preps], n),
-        laid("flags", [t.flags for t in toks], n), laid("starts", [t.starts for t in toks], n),
-        laid("ends", [t.ends for t in toks], n), laid("buf", [t.buf for t in toks], int(bufs[-1])),
-        laid("fs", [t.fs for t in toks], n), laid("fe", [t.fe for t in toks], n),
-        foldtable.codepoints("".join(p.text for p in preps)), laid("marks", marks, int(mark_ends[-1])), docs,
-        np.array(rows, dtype=np.int64), revision.TILE, revision.ANCHORS, overlap.JOIN, overlap.EDGE,
-        overlap.EDGE_TOKENS, overlap.MAJOR, revision.SMALL, revision.MOVED_SHARE, *overlap.vocabulary_index(),
-        overlap.BOILERPLATE_TERMS, revision.spaces(), *scratch.kept(("keys", "after", "slots", "heads"),
-                                                                   (np.uint64, np.int64, np.uint64, np.int64)))
-    scratch.arrays.update(zip(("keys", "after", "slots", "heads"), kept, strict=True))
-    return head.tolist(), tops.tolist(), signals.tolist()
+    return (laid("hashes", [t.hashes for t in toks], n), laid("sorted", [p.sorted_hashes() for p in preps], n),
+            laid("flags", [t.flags for t in toks], n), laid("starts", [t.starts for t in toks], n),
+            laid("ends", [t.ends for t in toks], n), laid("buf", [t.buf for t in toks], int(bufs[-1])),
+            laid("fs", [t.fs for t in toks], n), laid("fe", [t.fe for t in toks], n),
+            foldtable.codepoints("".join(p.text for p in preps)), laid("marks", marks, int(mark_ends[-1]))), docs
 
 
 def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list[dict]:

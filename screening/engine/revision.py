@@ -219,11 +219,13 @@ class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
     many pairs prepares each document once (prepare_many: a batch of them in one compiled call)."""
 
-    __slots__ = ("text", "toks", "truncated", "quotes", "_grams", "_sorted")
+    __slots__ = ("text", "toks", "truncated", "quotes", "laid", "_grams", "_sorted")
 
-    def __init__(self, text: str, toks: TokenList | None = None, quotes: np.ndarray | None = None):
+    def __init__(self, text: str, toks: TokenList | None = None, quotes: np.ndarray | None = None,
+                 laid: tuple[tokdiff.Batch, int] | None = None):
         self.text = text
         self.quotes = quotes  # the positions of its quotation marks (overlap), once found
+        self.laid = laid  # (the batch its tokens are views of, its text's place in it), when prepare_many made it
         self._grams = self._sorted = None
         toks = _fast_tokens(text) if toks is None else toks
         if toks is None:  # the regular expression and the policy: the same tokens, slower
@@ -250,13 +252,13 @@ def prepare_many(texts: list[str]) -> list[Prepared]:
     """Prepared of each text, their tokens and quotation marks found in one compiled call for the batch (a text
     the call leaves to the expression is prepared as Prepared prepares it)."""
     out = []
-    for text, found in zip(texts, tokdiff.tokenize_many(texts, foldtable.table_for(_FOLD_POLICY), _TELLING_HASHES),
-                           strict=True):
+    found_all, batch = tokdiff.tokenize_batch(texts, foldtable.table_for(_FOLD_POLICY), _TELLING_HASHES)
+    for t, (text, found) in enumerate(zip(texts, found_all, strict=True)):
         if found is None:
             out.append(Prepared(text))
         else:
             arrays, quotes = found
-            out.append(Prepared(text, TokenList(text, *arrays), quotes))
+            out.append(Prepared(text, TokenList(text, *arrays), quotes, None if batch.rows[t][0] < 0 else (batch, t)))
     return out
 
 

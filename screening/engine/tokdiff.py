@@ -14,6 +14,8 @@ the earlier Python diff; tests compare the two on random sequences dense in ties
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -246,11 +248,32 @@ def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pai
     return rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks
 
 
-def tokenize_many(texts: list[str], table: foldtable.Table, telling: tuple) -> list[tuple | None]:
+class Batch(NamedTuple):
+    """A batch's tokens as tokenize_batch left them, its texts' one after another (each text's tokens a view):
+    token d of the batch's text t lies at its row's first token + d, its normalised code points from its buf
+    start on (fs, fe count from there), its marks from its first mark on; cp holds the texts, text t from
+    offsets[t] on (starts and ends count from there)."""
+
+    codes: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    buf: np.ndarray
+    fs: np.ndarray
+    fe: np.ndarray
+    hashes: np.ndarray
+    flags: np.ndarray
+    marks: np.ndarray
+    cp: np.ndarray
+    offsets: np.ndarray
+    rows: list[list[int]]  # a text: tokens or -1/-2, first token, buf start, buf end, first mark, end of marks
+
+
+def tokenize_batch(texts: list[str], table: foldtable.Table, telling: tuple) -> tuple[list[tuple | None], Batch | None]:
     """tokenize of each text, a batch in one compiled call, each with the positions of its quotation marks:
-    ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None."""
+    ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None; and the batch's
+    arrays its texts' tokens are views of (a text tokenised on its own, a row of -2, is not among them)."""
     if not texts:
-        return []
+        return [], None
     cp = foldtable.codepoints("".join(texts))
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
@@ -258,7 +281,8 @@ def tokenize_many(texts: list[str], table: foldtable.Table, telling: tuple) -> l
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
         table.pairs, table.simple, telling)
     out: list[tuple | None] = []
-    for text, (count, a, b0, b1, m0, m1) in zip(texts, rows.tolist(), strict=True):
+    listed = rows.tolist()
+    for text, (count, a, b0, b1, m0, m1) in zip(texts, listed, strict=True):
         if count == -2:  # folds longer than its room here: on its own, with room for its widest fold
             found = tokenize(text, table, telling)
             out.append(None if found is None else (found, marks[m0:m1]))
@@ -268,7 +292,7 @@ def tokenize_many(texts: list[str], table: foldtable.Table, telling: tuple) -> l
             z = a + count
             out.append(((codes[a:z], starts[a:z], ends[a:z], buf[b0:b1], fs[a:z], fe[a:z], hashes[a:z], flags[a:z]),
                         marks[m0:m1]))
-    return out
+    return out, Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, listed)
 
 
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple

@@ -28,7 +28,6 @@ from screening.models import Corpus, Document, DocumentSignature, IndexCandidate
 
 BATCH = 1000
 BAND_READ = 20_000  # stored signatures read a query while banding
-PREPARED_CACHE = 2000  # documents kept tokenised while a chunk of candidates is verified
 WINDOW = 1000  # candidates whose documents are tokenised together (two documents a candidate at most)
 STRONGEST = POLICIES["persian-arabic-fold-v1"]  # what "the same once normalised" means across policies
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
@@ -235,7 +234,8 @@ def sign(pks: list[int], config: minhash.NearConfig, report: Progress, sampled: 
 
 
 class _Texts:
-    """The texts of a verification job's documents, each tokenised or folded at most once for all its pairs."""
+    """The texts of a verification job's documents, each tokenised once a window for all its pairs there and folded
+    at most once."""
 
     def __init__(self, bodies: dict[int, str], config: minhash.NearConfig):
         self.bodies, self._prepared, self._folded = bodies, {}, {}
@@ -247,12 +247,11 @@ class _Texts:
         self._strongest = self._char and get_policy(config.policy) is STRONGEST
 
     def prepare(self, pks: set[int]) -> None:
-        """Tokenise these documents, those not yet tokenised in one compiled call (candidates come sorted, so a
-        bounded cache does: past PREPARED_CACHE only these are kept)."""
-        missing = sorted(pk for pk in pks if pk not in self._prepared)
-        if len(self._prepared) + len(missing) > PREPARED_CACHE:
-            self._prepared = {pk: p for pk, p in self._prepared.items() if pk in pks}
-        self._prepared.update(zip(missing, revision.prepare_many([self.bodies[pk] for pk in missing]), strict=True))
+        """Tokenise these documents (a window's) in one compiled call, those of the window before too: the
+        window's evidence then reads the batch's arrays as they are (laying out again the quarter or so of its
+        documents a window shares with the one before cost more than tokenising them again)."""
+        order = sorted(pks)
+        self._prepared = dict(zip(order, revision.prepare_many([self.bodies[pk] for pk in order]), strict=True))
 
     def prepared(self, pk: int) -> revision.Prepared:
         """Tokenised (by `prepare`, or now)."""
