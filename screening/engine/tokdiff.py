@@ -928,29 +928,16 @@ def respaced(lbuf, lfs, lfe, lcp, lstarts, lends, rbuf, rfs, rfe, rcp, rstarts, 
 
 
 @njit(cache=True, nogil=True)
-def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
-                   least, major, small, moved_share, words, longest, terms, need, spaces, gkeys, after, slots, heads):
-    """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
-    pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
-    verification). The documents' arrays lie one after another: docs has a row a document (first token, end
-    of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
-    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them).
-
-    Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
-    they lie at the edges); diffed, tokdiff.changes less the stretches spacing explains (revision._rows),
-    moved_rows' sums and the stretches to examine for a signal. Returns (a row a pair, the P_* columns; the
-    five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the stretches to examine, rows
-    i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the scratch arrays for the
-    documents' m-gram keys and their index, those given or larger ones, for the next window)."""
+def _gram_tables(hashes, docs, m, gkeys, after, slots, heads):
+    """Each document's m-gram keys and their index (kernels.index, written in place), made once for all its
+    pairs, in the arrays given when they are large enough (fresh pages cost more than filling them): (where
+    each document's keys begin, where its slots begin, then the four arrays)."""
     n_docs = docs.shape[0]
-    # Each document's m-gram keys and their index (kernels.index, written in place), made once for all its
-    # pairs (its hashes sorted, `srt`, come sorted by numpy: numba's sort took four times as long).
     key_at = np.zeros(n_docs + 1, dtype=np.int64)
     slot_at = np.zeros(n_docs + 1, dtype=np.int64)
     for d in range(n_docs):
         grams = max(docs[d, 1] - docs[d, 0] - m + 1, 0)
         key_at[d + 1], slot_at[d + 1] = key_at[d] + grams, slot_at[d] + _table_size(grams)
-    # In the arrays of the window before when they are large enough (fresh pages cost more than filling them).
     if gkeys.shape[0] < key_at[n_docs]:
         gkeys = np.empty(2 * key_at[n_docs], dtype=np.uint64)
         after = np.empty(2 * key_at[n_docs], dtype=np.int64)
@@ -968,48 +955,107 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
             k[i] = v
         _index_into(k, slots[slot_at[d]:slot_at[d + 1]], heads[slot_at[d]:slot_at[d + 1]],
                     after[key_at[d]:key_at[d + 1]])
+    return key_at, slot_at, gkeys, after, slots, heads
+
+
+@njit(cache=True, nogil=True)
+def _equal_or_tiled(lh, rh, akeys, bindex, m, anchors):
+    """(whether the two sequences are equal, their tiles): what tiles gives two equal sequences is the whole of
+    both, when it is a run at all, without the search."""
+    nl, nr = lh.shape[0], rh.shape[0]
+    same = nl == nr
+    for i in range(nl if same else 0):
+        if lh[i] != rh[i]:
+            same = False
+            break
+    if not same:
+        return False, tiles(lh, rh, akeys, bindex, m, anchors)
+    tiled = np.empty((1 if nl >= m else 0, 3), dtype=np.int64)
+    if nl >= m:
+        tiled[0, 0], tiled[0, 1], tiled[0, 2] = 0, 0, nl
+    return True, tiled
+
+
+@njit(cache=True, nogil=True)
+def _diffed(lh, rh, lflags, rflags, lbuf, lfs, lfe, lcp, lst, len_, rbuf, rfs, rfe, rcp, rst, ren, tiled, small,
+            moved_share, spaces):
+    """revision.compare's arithmetic: changes less the stretches spacing explains (revision._rows), then
+    moved_rows of those: (the stretches, which moved, tokens changed, tokens moved)."""
+    found = changes(lh, rh, lflags, rflags, small, moved_share)
+    kept = 0
+    for g in range(found.shape[0]):
+        if not respaced(lbuf, lfs, lfe, lcp, lst, len_, rbuf, rfs, rfe, rcp, rst, ren, found[g, 0], found[g, 1],
+                        found[g, 2], found[g, 3], spaces):
+            found[kept] = found[g]
+            kept += 1
+    found = found[:kept]
+    if kept == 0:
+        return found, np.zeros(0, dtype=np.bool_), 0, 0
+    moved, changed, shifted = moved_rows(found, tiled, lh.shape[0], rh.shape[0], moved_share)
+    return found, moved, changed, shifted
+
+
+@njit(cache=True, nogil=True)
+def _to_examine(signals, n_signals, found, moved):
+    """The stretches of `found` to examine for a signal (marked so, and not moved) added to signals[:n_signals]
+    as rows i1, i2, j1, j2, examine (the array grown when full): (the array, how many rows it holds)."""
+    for g in range(found.shape[0]):
+        if found[g, 5] > 0 and not moved[g]:
+            if n_signals == signals.shape[0]:
+                grown = np.empty((2 * n_signals, 5), dtype=np.int64)
+                grown[:n_signals] = signals
+                signals = grown
+            for c in range(4):
+                signals[n_signals, c] = found[g, c]
+            signals[n_signals, 4] = found[g, 5]
+            n_signals += 1
+    return signals, n_signals
+
+
+@njit(cache=True, nogil=True)
+def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
+                   least, major, small, moved_share, words, longest, terms, need, spaces, gkeys, after, slots, heads):
+    """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
+    pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
+    verification). The documents' arrays lie one after another: docs has a row a document (first token, end
+    of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
+    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them);
+    `srt` each document's hashes sorted (by numpy: numba's sort took four times as long).
+
+    Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
+    they lie at the edges); diffed, _diffed's sums and the stretches to examine for a signal. Returns (a row a
+    pair, the P_* columns; the five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the
+    stretches to examine, rows i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the
+    scratch arrays for the documents' m-gram keys and their index, those given or larger ones, for the next
+    window)."""
+    key_at, slot_at, gkeys, after, slots, heads = _gram_tables(hashes, docs, m, gkeys, after, slots, heads)
     n = pairs.shape[0]
     out = np.zeros((n, P_WIDTH), dtype=np.int64)
     tops = np.empty((5 * n, 4), dtype=np.int64)
-    n_tops = 0
     signals = np.empty((16, 5), dtype=np.int64)
-    n_signals = 0
+    n_tops = n_signals = 0
     for p in range(n):
         left, right = pairs[p, 0], pairs[p, 1]
         la, lb, ra, rb = docs[left, 0], docs[left, 1], docs[right, 0], docs[right, 1]
-        lh, rh = hashes[la:lb], hashes[ra:rb]
-        lst, len_, rst, ren = starts[la:lb], ends[la:lb], starts[ra:rb], ends[ra:rb]
+        lh, rh, lst, len_ = hashes[la:lb], hashes[ra:rb], starts[la:lb], ends[la:lb]
+        rst, ren = starts[ra:rb], ends[ra:rb]
         rindex = (slots[slot_at[right]:slot_at[right + 1]], heads[slot_at[right]:slot_at[right + 1]],
                   after[key_at[right]:key_at[right + 1]])
-        nl, nr = lb - la, rb - ra
-        same = nl == nr
-        for i in range(nl if same else 0):
-            if lh[i] != rh[i]:
-                same = False
-                break
-        if same:  # what tiles gives two equal sequences: the whole of both, when it is a run at all
-            tiled = np.empty((1 if nl >= m else 0, 3), dtype=np.int64)
-            if nl >= m:
-                tiled[0, 0], tiled[0, 1], tiled[0, 2] = 0, 0, nl
-        else:
-            tiled = tiles(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
+        same, tiled = _equal_or_tiled(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
         # located_blocks, but the remainders' word pairs and the quotation marks only where the shared blocks
         # are not clearly the whole of both texts (only then are they read).
-        common = _intersection_size(srt[la:lb], srt[ra:rb])
+        nl, nr = lb - la, rb - ra
         rows, spans, top, chars, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lst, len_, rst, ren, join,
                                                                               share, least, major)
-        moved = lk = rk = both = 0
-        quote = False
-        if tiled.shape[0]:
-            moved = out_of_order(tiled)
-            if lfree * 100 > 9 * nl or rfree * 100 > 9 * nr:
-                lk, rk, both = rest_pairs(lh, rh, tiled)
-                quote = quoted(spans, quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
-        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
         o = out[p]
-        o[P_COMMON], o[P_TILES], o[P_CHARS], o[P_LFREE], o[P_RFREE] = common, tiled.shape[0], chars, lfree, rfree
-        o[P_EDGED], o[P_LSIDES], o[P_RSIDES], o[P_MOVED] = edged, lsides, rsides, moved
-        o[P_LKEYS], o[P_RKEYS], o[P_BOTH], o[P_QUOTED] = lk, rk, both, quote
+        o[P_COMMON], o[P_TILES], o[P_CHARS] = _intersection_size(srt[la:lb], srt[ra:rb]), tiled.shape[0], chars
+        o[P_LFREE], o[P_RFREE], o[P_EDGED], o[P_LSIDES], o[P_RSIDES] = lfree, rfree, edged, lsides, rsides
+        if tiled.shape[0]:
+            o[P_MOVED] = out_of_order(tiled)
+            if lfree * 100 > 9 * nl or rfree * 100 > 9 * nr:
+                o[P_LKEYS], o[P_RKEYS], o[P_BOTH] = rest_pairs(lh, rh, tiled)
+                o[P_QUOTED] = quoted(spans, quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
+        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
         o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
         o[P_TOP], o[P_TOP_AT] = top.shape[0], n_tops
         tops[n_tops:n_tops + top.shape[0]] = top
@@ -1017,29 +1063,10 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
         o[P_SIGNAL_AT] = n_signals
         if same or not pairs[p, 2]:
             continue
-        found = changes(lh, rh, flags[la:lb], flags[ra:rb], small, moved_share)
-        rbuf, rfs, rfe = buf[docs[right, 2]:], fs[ra:rb], fe[ra:rb]
-        lcp, rcp = cp[docs[left, 3]:], cp[docs[right, 3]:]
-        kept = 0
-        for g in range(found.shape[0]):
-            if not respaced(lbuf, lfs, lfe, lcp, lst, len_, rbuf, rfs, rfe, rcp, rst, ren, found[g, 0], found[g, 1],
-                            found[g, 2], found[g, 3], spaces):
-                found[kept] = found[g]
-                kept += 1
-        if kept == 0:
-            continue
-        found = found[:kept]
-        moved_rows_, changed, shifted = moved_rows(found, tiled, nl, nr, moved_share)
-        o[P_ROWS], o[P_CHANGED], o[P_SHIFTED] = kept, changed, shifted
-        for g in range(kept):
-            if found[g, 5] > 0 and not moved_rows_[g]:
-                if n_signals == signals.shape[0]:
-                    grown = np.empty((2 * n_signals, 5), dtype=np.int64)
-                    grown[:n_signals] = signals
-                    signals = grown
-                for c in range(4):
-                    signals[n_signals, c] = found[g, c]
-                signals[n_signals, 4] = found[g, 5]
-                n_signals += 1
+        found, moved, changed, shifted = _diffed(
+            lh, rh, flags[la:lb], flags[ra:rb], lbuf, lfs, lfe, cp[docs[left, 3]:], lst, len_, buf[docs[right, 2]:],
+            fs[ra:rb], fe[ra:rb], cp[docs[right, 3]:], rst, ren, tiled, small, moved_share, spaces)
+        o[P_ROWS], o[P_CHANGED], o[P_SHIFTED] = found.shape[0], changed, shifted
+        signals, n_signals = _to_examine(signals, n_signals, found, moved)
         o[P_SIGNALS] = n_signals - o[P_SIGNAL_AT]
     return out, tops[:n_tops], signals[:n_signals], gkeys, after, slots, heads

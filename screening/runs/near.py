@@ -288,9 +288,8 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     # needed only once it is in a pair above the floor.
     index = fast.template_index(template)
     in_template: dict[int, int] = {}  # of the documents of kept pairs only
-    below_floor = 0
-    floor, threshold = config.storage_floor, config.threshold
-    scratch = evidence.Scratch()
+    below_floor, floor, threshold = 0, config.storage_floor, config.threshold
+    scratch = evidence.Scratch()  # the arrays each window's evidence fills, kept from one window to the next
     for begin in range(0, len(candidates), WINDOW):
         # The window's Jaccards first: only the documents of pairs at or above the floor are tokenised, together.
         window = candidates[begin : begin + WINDOW]
@@ -324,8 +323,8 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
             items.append(evidence.NearItem(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
                                            facts[left], facts[right], score, (share, without), shared, whole))
             scores.append((left, right, score, share, without))
-        found_all = evidence.for_near_many(items, scratch)
-        for (left, right, score, share, without), found in zip(scores, found_all, strict=True):
+        for (left, right, score, share, without), found in zip(scores, evidence.for_near_many(items, scratch),
+                                                                strict=True):
             pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
                                   without, [list(s) for s in found["signals"]], found))
         report(min(1.0, (begin + WINDOW) / len(candidates)), "verify")
