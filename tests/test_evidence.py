@@ -421,3 +421,62 @@ def test_evidence_as_a_dict_keeps_the_fields_in_order():
     e = evidence_of(BASE, BASE.replace("12 V", "12 mV"))
     assert list(e.as_dict()) == list(ev.Evidence.__dataclass_fields__)
     assert list(ev.Evidence.from_dict(e.as_dict()).as_dict()) == list(ev.Evidence.__dataclass_fields__)
+
+
+def test_a_window_of_pairs_in_one_call_is_each_pair_on_its_own():
+    """for_near_many (one compiled call for all the pairs, the dicts built without an Evidence) gives what
+    for_near and for_near_partial give, value for value and type for type, the documents shared between pairs."""
+    import random
+
+    from screening.engine import revision
+
+    spec = ShingleSpec("char", 5)
+    rng = random.Random(5)
+    texts = [t for pair in _layouts(rng) for t in pair] + [
+        "The cookie sets maxAge=86400 for a day.", "The cookie sets maxAge=864\n00 for a day.",
+        "The cookie sets maxAge=864-00 for a day.", "The cookie sets maxAge=864 -\n 00 for a day.",
+        "The re-\nformatted text is rated at 12 V.", "The reformatted text is rated at 12 mV.",
+        "It is not rated at 3 weeks 😀 and costs ۱۲ درصد.", "It is rated at 4 weeks 😀 and costs ۱۳ درصد.",
+        "سنسور هر ۳ هفته بررسی می‌شود.", "سنسور هر ۳ هفته بررسی نمی‌شود.",
+        "每周检查一次，电压为12伏。", "每天检查一次，电压为12毫伏。"]
+    hashes = [fast.verify_hashes(t, POLICY, spec, KEY) for t in texts]
+    pairs = [(i, i + 1) for i in range(0, len(texts) - 1, 2)]
+    pairs += [(rng.randrange(len(texts)), rng.randrange(len(texts))) for _ in range(150)]
+    # Prepared one by one (the documents' arrays laid out), in one batch with a text the batch leaves to the
+    # expression (laid out too), and in one batch of texts it tokenises all (its own arrays read as they are).
+    plain = [k for k, t in enumerate(texts) if t.isascii()]
+    for prepared, chosen in (([revision.Prepared(t) for t in texts], pairs), (revision.prepare_many(texts), pairs),
+                             (revision.prepare_many(texts), [(i, j) for i, j in pairs if i in plain and j in plain])):
+        assert len(chosen) > 50
+        _same_as_each_pair_alone(prepared, hashes, chosen)
+    batch = revision.prepare_many(texts)
+    assert all(batch[k].laid for k in plain) and not batch[texts.index(next(t for t in texts if "😀" in t))].laid
+    lp = batch[0]
+    assert revision.tiles(lp, lp).tolist() == [[0, 0, len(lp.toks)]]  # what the window takes for equal tokens
+
+
+def _same_as_each_pair_alone(prepared, hashes, pairs):
+    import json
+
+    items, expected = [], []
+    for k, (i, j) in enumerate(pairs):
+        lf, rf = facts(version=str(k % 3)), facts(source="s2", version="2", collected="2024-06-01")
+        shared = fast.intersection_size(hashes[i], hashes[j])
+        score, template = fast.jaccard(hashes[i], hashes[j]) or 0.0, ((0.25, 0.5), (None, None))[k % 2]
+        whole = k % 3 != 0
+        call = ev.for_near if whole else ev.for_near_partial
+        expected.append(call(prepared[i], prepared[j], hashes[i], hashes[j], lf, rf, score, template,
+                             shared=shared).as_dict())
+        items.append(ev.NearItem(prepared[i], prepared[j], hashes[i], hashes[j], lf, rf, score, template, shared,
+                                 whole))
+    found = ev.for_near_many(items)
+    assert len(found) == len(expected)
+    for got, want, pair in zip(found, expected, pairs, strict=True):
+        assert json.dumps(got) == json.dumps(want), pair
+        assert [type(v) for v in got.values()] == [type(v) for v in want.values()], pair
+    assert any(e["signals"] for e in expected) and any(e["same_normalised"] for e in expected)
+    assert {e["shared_where"] for e in expected} == {"whole", "edges", "inside", "none"}
+    assert ev.for_near_many([]) == []
+    scratch = ev.Scratch()  # a job's windows one after another in the same arrays, smaller and larger
+    for part in (items[:20], items, items[5:9], items[40:]):
+        assert ev.for_near_many(part, scratch) == ev.for_near_many(part)

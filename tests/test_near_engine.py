@@ -176,6 +176,12 @@ def test_a_batch_of_verification_hashes_equals_the_keyed_reference_text_by_text(
     for text, hashes in zip(texts, batch, strict=True):
         expected = sorted({shingle.verify_hash64(s, KEY) for s in shingle.shingles(text, policy, spec)})
         assert hashes.tolist() == expected, text
+    # Laid out one after another, as one pass leaves them (plain texts) or copied (the rest).
+    for some in (texts, [t for t in texts if t.isascii() and len(t) < 2000][:12]):
+        found, laid, offsets = fast.verify_hashes_laid(some, policy, spec, KEY)
+        assert [h.tolist() for h in found] == [h.tolist() for h in fast.verify_hashes_many(some, policy, spec, KEY)]
+        assert [laid[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)] == [
+            h.tolist() for h in found] and laid.dtype == np.uint64
 
 
 def test_the_bucket_sort_of_hashes_equals_numpys_unique_and_gives_up_on_many_repeated_values():

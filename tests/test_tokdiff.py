@@ -87,4 +87,4 @@ def test_a_batch_tokenised_in_one_call_is_each_text_tokenised_alone_with_its_quo
         assert batch.toks.hashes.tolist() == alone.toks.hashes.tolist(), ascii(text)
         assert batch.toks.flags.tolist() == alone.toks.flags.tolist(), ascii(text)
         expected = [m.start() for m in overlap._QUOTE_RE.finditer(text)]  # what the regular expression finds
-        assert overlap._marks(batch).tolist() == expected, ascii(text)
+        assert overlap.marks(batch).tolist() == expected, ascii(text)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
-from screening.engine import fast, overlap, revision
+from screening.engine import fast, foldtable, overlap, revision, tokdiff
 
 _VERSION_PART = re.compile(r"\d+|[^\d.\-_ ]+")
 
@@ -154,6 +155,166 @@ def for_near_partial(left_text: str | revision.Prepared, right_text: str | revis
     )
 
 
+class NearItem(NamedTuple):
+    """One stored pair of a window (for_near_many): for_near's arguments, and whether its evidence is whole
+    (for_near, the token diff included) or partial (for_near_partial)."""
+
+    left: revision.Prepared
+    right: revision.Prepared
+    left_hashes: np.ndarray
+    right_hashes: np.ndarray
+    left_facts: DocFacts
+    right_facts: DocFacts
+    jaccard: float
+    template: tuple[float | None, float | None]
+    shared: int
+    whole: bool
+
+
+class Scratch:
+    """The arrays a verification job's windows lay their documents out in, kept from one window to the next:
+    nine arrays of a window's size made afresh each window cost more in fresh pages than filling them."""
+
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def take(self, name: str, dtype, n: int) -> np.ndarray:
+        """An array of n items for this name (its contents whatever they were)."""
+        kept = self.arrays.get(name)
+        if kept is None or kept.shape[0] < n:
+            kept = self.arrays[name] = np.empty(max(n, 2 * (0 if kept is None else kept.shape[0])), dtype=dtype)
+        return kept[:n]
+
+    def kept(self, names: tuple[str, ...], dtypes: tuple) -> list[np.ndarray]:
+        """The arrays kept under these names whole (empty ones at first), for a kernel that grows them."""
+        return [self.arrays.get(name, np.zeros(0, dtype=dtype)) for name, dtype in zip(names, dtypes, strict=True)]
+
+    def laid(self, name: str, arrays: list[np.ndarray], n: int) -> np.ndarray:
+        """The arrays one after another (n items in all)."""
+        return np.concatenate(arrays, out=self.take(name, arrays[0].dtype, n))
+
+
+def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
+    """tokdiff.pairs_evidence of the items: on the arrays of the batch their documents were all tokenised in
+    (revision.prepare_many), else on their arrays laid one after another."""
+    at: dict[int, int] = {}
+    preps: list[revision.Prepared] = []
+    rows = []
+    for item in items:
+        for p in (item.left, item.right):
+            if id(p) not in at:
+                at[id(p)] = len(preps)
+                preps.append(p)
+        rows.append((at[id(item.left)], at[id(item.right)], item.whole))
+    batch = preps[0].laid[0] if preps[0].laid else None
+    if batch is not None and all(p.laid is not None and p.laid[0] is batch for p in preps):
+        arrays, docs = _as_laid(preps, batch, scratch)
+    else:
+        arrays, docs = _laid_out(preps, scratch)
+    head, tops, signals, *kept = tokdiff.pairs_evidence(
+        *arrays, docs, np.array(rows, dtype=np.int64), revision.TILE, revision.ANCHORS, overlap.JOIN, overlap.EDGE,
+        overlap.EDGE_TOKENS, overlap.MAJOR, revision.SMALL, revision.MOVED_SHARE, *overlap.vocabulary_index(),
+        overlap.BOILERPLATE_TERMS, revision.spaces(), *scratch.kept(("keys", "after", "slots", "heads"),
+                                                                   (np.uint64, np.int64, np.uint64, np.int64)))
+    scratch.arrays.update(zip(("keys", "after", "slots", "heads"), kept, strict=True))
+    return head.tolist(), tops.tolist(), signals.tolist()
+
+
+def _as_laid(preps: list[revision.Prepared], batch: tokdiff.Batch, scratch: Scratch) -> tuple[tuple, np.ndarray]:
+    """pairs_evidence's arrays and document rows for documents all of one batch (revision.prepare_many): the
+    batch's own arrays, only the sorted hashes laid out."""
+    docs = np.array([batch.rows[t][1:3] + [batch.offsets[t], batch.rows[t][4]] for _, t in (p.laid for p in preps)],
+                    dtype=np.int64).reshape(-1, 4)
+    counts = np.fromiter((len(p.toks) for p in preps), dtype=np.int64, count=len(preps))
+    marks = np.fromiter((p.quotes.shape[0] for p in preps), dtype=np.int64, count=len(preps))
+    rows = np.empty((len(preps), 6), dtype=np.int64)
+    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = docs[:, 0], docs[:, 0] + counts, docs[:, 1], docs[:, 2]
+    rows[:, 4], rows[:, 5] = docs[:, 3], docs[:, 3] + marks
+    srt = scratch.take("sorted", np.uint64, batch.hashes.shape[0])
+    for p, (a, b) in zip(preps, rows[:, :2].tolist(), strict=True):
+        srt[a:b] = p.sorted_hashes()
+    return (batch.hashes, srt, batch.flags, batch.starts, batch.ends, batch.buf, batch.fs, batch.fe, batch.cp,
+            batch.marks), rows
+
+
+def _laid_out(preps: list[revision.Prepared], scratch: Scratch) -> tuple[tuple, np.ndarray]:
+    """pairs_evidence's arrays and document rows, the documents' arrays laid one after another."""
+    toks = [p.toks for p in preps]
+    docs = np.zeros((len(preps), 6), dtype=np.int64)
+    ends = np.cumsum(np.fromiter((len(t) for t in toks), dtype=np.int64, count=len(toks)))
+    docs[:, 1], docs[1:, 0] = ends, ends[:-1]
+    bufs = np.cumsum(np.fromiter((t.buf.shape[0] for t in toks), dtype=np.int64, count=len(toks)))
+    docs[1:, 2] = bufs[:-1]
+    docs[1:, 3] = np.cumsum(np.fromiter((len(p.text) for p in preps), dtype=np.int64, count=len(preps)))[:-1]
+    marks = [overlap.marks(p) for p in preps]
+    mark_ends = np.cumsum(np.fromiter((m.shape[0] for m in marks), dtype=np.int64, count=len(marks)))
+    docs[:, 5], docs[1:, 4] = mark_ends, mark_ends[:-1]
+    n, laid = int(ends[-1]), scratch.laid
+    return (laid("hashes", [t.hashes for t in toks], n), laid("sorted", [p.sorted_hashes() for p in preps], n),
+            laid("flags", [t.flags for t in toks], n), laid("starts", [t.starts for t in toks], n),
+            laid("ends", [t.ends for t in toks], n), laid("buf", [t.buf for t in toks], int(bufs[-1])),
+            laid("fs", [t.fs for t in toks], n), laid("fe", [t.fe for t in toks], n),
+            foldtable.codepoints("".join(p.text for p in preps)), laid("marks", marks, int(mark_ends[-1]))), docs
+
+
+def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list[dict]:
+    """for_near(...).as_dict() of each whole item, for_near_partial(...).as_dict() of the others, a window of
+    pairs in one compiled call (tokdiff.pairs_evidence: where the shared text lies, the diff in brief) and the
+    dicts built here, without an Evidence a pair; tests hold them to for_near and for_near_partial. A job's
+    windows share one `scratch`."""
+    if not items:
+        return []
+    heads, tops, rows = _window(items, scratch or Scratch())
+    out = []
+    whole_share, sides, none = 1 - overlap.WHOLE, overlap.SIDES, ["", ""]
+    for item, h in zip(items, heads, strict=True):
+        (common, tiled, chars, lfree, rfree, edged, lsides, rsides, moved_blocks, lkeys, rkeys, both, quoted,
+         boilerplate, ntop, top_at, diffed, changed, shifted, nsignals, at) = h
+        lp, rp = item.left, item.right
+        nl, nr = len(lp.toks), len(rp.toks)
+        total = (nl + nr) or 1
+        signals = []
+        if not item.whole:
+            same, changed_share, moved_share = False, 0.0, 0.0
+        elif diffed:
+            changed_share, moved_share = changed / total, shifted / total
+            same = changed_share == moved_share == 0
+            for i1, i2, j1, j2, examine in rows[at:at + nsignals]:
+                found = revision.signal(lp, rp, i1, i2, j1, j2, examine)
+                if found is not None:
+                    signals.append([found.kind, found.left, found.right])
+        else:
+            same, changed_share, moved_share = True, 0.0, 0.0
+        shared, lf, rf = item.shared, item.left_facts, item.right_facts
+        ll, rl = len(lp.text), len(rp.text)
+        data = {
+            "jaccard": item.jaccard, "containment_left": shared / max(item.left_hashes.size, 1),
+            "containment_right": shared / max(item.right_hashes.size, 1), "same_normalised": same,
+            "changed_share": round(changed_share, 4), "moved_share": round(moved_share, 4),
+            "length_ratio": round(min(ll, rl) / (max(ll, rl) or 1), 4), "languages": [lf.language, rf.language],
+            "same_source": lf.source_id == rf.source_id, "version_order": order(lf.version, rf.version, _version_key),
+            "collected_order": order(lf.collected_at[:19], rf.collected_at[:19]), "template_share": item.template[0],
+            "jaccard_without_template": item.template[1], "exact": False, "signals": signals,
+            "partial": not item.whole, "token_overlap": 2 * common / total,
+        }
+        if tiled:
+            rest_left = round(lfree / nl, 4) if nl else 0.0
+            rest_right = round(rfree / nr, 4) if nr else 0.0
+            where = "whole" if max(rest_left, rest_right) <= whole_share else "edges" if edged else "inside"
+            judged, edges = where != "whole", where == "edges"
+            data.update(moved_blocks=moved_blocks, shared_where=where,
+                        shared_edges=[sides[lsides], sides[rsides]] if edges else ["", ""],
+                        shared_blocks=tops[top_at:top_at + ntop], shared_chars=chars, rest_left=rest_left,
+                        rest_right=rest_right,
+                        rest_similarity=round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
+                        boilerplate=edges and bool(boilerplate), quoted=judged and bool(quoted))
+        else:
+            data.update(moved_blocks=0, shared_where="none", shared_edges=none[:], shared_blocks=[], shared_chars=0,
+                        rest_left=1.0, rest_right=1.0, rest_similarity=None, boilerplate=False, quoted=False)
+        out.append(data)
+    return out
+
+
 def warm() -> None:
     """Load the kernels of a pair's evidence once (from numba's cache, else compile): the token diff's
     (revision.warm) and those of where the shared text lies, a header and footer of boilerplate included."""
@@ -163,3 +324,6 @@ def warm() -> None:
     rp = revision.Prepared(f"{frame}\n\nand on another text that shares none of it at all\n\n{frame}")
     located(lp, rp)
     overlap.analyse(lp, rp, revision.tiles(lp, rp))
+    hashes, facts = np.zeros(0, dtype=np.uint64), DocFacts("en", "", "", "")
+    for_near_many([NearItem(lp, rp, hashes, hashes, facts, facts, 0.5, (None, None), 0, whole)
+                   for whole in (True, False)])

@@ -348,6 +348,27 @@ def pair_counts(x, y, table, bits):
     return shared, shared_t
 
 
+@njit(cache=True, nogil=True)
+def pair_counts_many(hashes, offsets, left, right, table, bits):
+    """pair_counts of many pairs in one call: the documents' hashes one after another (document d's are
+    hashes[offsets[d]:offsets[d + 1]]), a pair's documents left[p] and right[p]; rows (|x ∩ y|, |x ∩ y ∩ T|)."""
+    out = np.empty((left.shape[0], 2), dtype=np.int64)
+    for p in range(left.shape[0]):
+        a, b = left[p], right[p]
+        out[p, 0], out[p, 1] = pair_counts(hashes[offsets[a]:offsets[a + 1]], hashes[offsets[b]:offsets[b + 1]],
+                                           table, bits)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def template_count_many(hashes, offsets, docs, table, bits):
+    """template_count of each of these documents (laid out as for pair_counts_many) in one call."""
+    out = np.empty(docs.shape[0], dtype=np.int64)
+    for k in range(docs.shape[0]):
+        out[k] = template_count(hashes[offsets[docs[k]]:offsets[docs[k] + 1]], table, bits)
+    return out
+
+
 def jaccard(x: np.ndarray, y: np.ndarray) -> float | None:
     """Jaccard of two shingle-hash sets (sorted, unique); None when both are empty."""
     shared = intersection_size(x, y)
@@ -507,6 +528,24 @@ def _sort_unique(values, lo, hi, spare, counts):
 
 def verify_hashes_many(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey) -> list[np.ndarray]:
     """verify_hashes of each text, a batch in one compiled pass for character shingles (k ≤ 8)."""
+    return verify_hashes_laid(texts, policy, spec, key)[0]
+
+
+def verify_hashes_laid(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey
+                       ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """verify_hashes_many, and the hashes one after another with where each text's begin (text d's are
+    laid[offsets[d]:offsets[d + 1]]): as the compiled pass left them when one pass did them all, else copied."""
+    found = _verify_hashes_batch(texts, policy, spec, key)
+    if isinstance(found, tuple):
+        return found
+    offsets = np.zeros(len(found) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((h.shape[0] for h in found), dtype=np.int64, count=len(found)), out=offsets[1:])
+    return found, np.concatenate([_EMPTY, *found]), offsets
+
+
+def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey):
+    """verify_hashes of each text; with the hashes laid out and their offsets when one compiled pass did them
+    all, in the order of the texts."""
     if spec.kind != "char" or spec.k > 8 or not texts:
         return [verify_hashes(text, policy, spec, key) for text in texts]
     t = foldtable.table_for(policy)
@@ -534,6 +573,10 @@ def verify_hashes_many(texts: list[str], policy: Policy, spec: ShingleSpec, key:
             pos = ends[d]
         if stop == first:  # this text alone folds longer than `out`: room for its widest fold
             room = t.widest * int(lengths[first]) + 64
+        elif first == 0 and stop == len(texts) and ok.all() and done.all():  # laid out already
+            offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+            offsets[1:] = ends
+            return found, out[: ends[-1]], offsets
         first = stop
     return found
 
@@ -672,3 +715,6 @@ def warm() -> None:
     index = template_index(hashes)
     pair_counts(hashes, hashes, *index)
     template_count(hashes, *index)
+    offsets = np.array([0, hashes.shape[0]], dtype=np.int64)
+    pair_counts_many(hashes, offsets, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *index)
+    template_count_many(hashes, offsets, np.zeros(1, dtype=np.int64), *index)

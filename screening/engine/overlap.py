@@ -63,7 +63,7 @@ def _vocabulary() -> tuple[tuple[str, ...], frozenset[str]]:
 
 
 @cache
-def _vocabulary_index() -> tuple[tuple, int, tuple]:
+def vocabulary_index() -> tuple[tuple, int, tuple]:
     """The vocabulary as tokdiff.boilerplate reads it: (an index of the words' hashes, the longest word, an
     index of the two-character terms' hashes)."""
     words, pairs = _vocabulary()
@@ -160,7 +160,7 @@ def _quoted(text: str, start: int, end: int) -> bool:
                 or _QUOTES.isdisjoint(text[max(start, end - 1):end + 3]))
 
 
-_SIDES = {0: "", tokdiff.EDGE_TOP: "top", tokdiff.EDGE_BOTTOM: "bottom",
+SIDES = {0: "", tokdiff.EDGE_TOP: "top", tokdiff.EDGE_BOTTOM: "bottom",
           tokdiff.EDGE_TOP | tokdiff.EDGE_BOTTOM: "top and bottom"}
 
 
@@ -170,7 +170,7 @@ def analyse(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray) -> 
     lt, rt = lp.toks, rp.toks
     return _assembled(lp, rp, tiled, *tokdiff.located_blocks(
         lp.sorted_hashes(), rp.sorted_hashes(), lt.hashes, rt.hashes, tiled, lt.starts, lt.ends, rt.starts, rt.ends,
-        JOIN, EDGE, EDGE_TOKENS, MAJOR, _marks(lp), _marks(rp)))
+        JOIN, EDGE, EDGE_TOKENS, MAJOR, marks(lp), marks(rp)))
 
 
 def analyse_tiled(lp: revision.Prepared, rp: revision.Prepared) -> tuple[Overlap, np.ndarray]:
@@ -180,7 +180,7 @@ def analyse_tiled(lp: revision.Prepared, rp: revision.Prepared) -> tuple[Overlap
     _, rindex = rp.grams()
     tiled, *found = tokdiff.tiled_blocks(
         lt.hashes, rt.hashes, lkeys, rindex, revision.TILE, revision.ANCHORS, lp.sorted_hashes(), rp.sorted_hashes(),
-        lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR, _marks(lp), _marks(rp))
+        lt.starts, lt.ends, rt.starts, rt.ends, JOIN, EDGE, EDGE_TOKENS, MAJOR, marks(lp), marks(rp))
     return _assembled(lp, rp, tiled, *found), tiled
 
 
@@ -200,8 +200,8 @@ def _assembled(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray, 
     similarity = round(shared / (lkeys + rkeys - shared), 4) if judged and lkeys and rkeys else None
     return Overlap(
         overlap, moved, where,
-        (_SIDES[lsides], _SIDES[rsides]) if where == "edges" else ("", ""), top.tolist(), chars, rest, similarity,
-        where == "edges" and tokdiff.boilerplate(lt.buf, lt.fs, lt.fe, rows, *_vocabulary_index(),
+        (SIDES[lsides], SIDES[rsides]) if where == "edges" else ("", ""), top.tolist(), chars, rest, similarity,
+        where == "edges" and tokdiff.boilerplate(lt.buf, lt.fs, lt.fe, rows, *vocabulary_index(),
                                                  BOILERPLATE_TERMS),  # _boilerplate, compiled
         judged and quoted,  # _quoted, compiled
     )
@@ -210,7 +210,7 @@ def _assembled(lp: revision.Prepared, rp: revision.Prepared, tiled: np.ndarray, 
 _QUOTE_RE = re.compile("[" + re.escape("".join(sorted(_QUOTES))) + "]")
 
 
-def _marks(p: revision.Prepared) -> np.ndarray:
+def marks(p: revision.Prepared) -> np.ndarray:
     """The positions of the quotation marks in a prepared text, found once for all its pairs (by the regular
     expression, unless revision.prepare_many found them with its tokens)."""
     if p.quotes is None:

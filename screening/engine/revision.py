@@ -13,6 +13,7 @@ a short `before → after` from the raw texts, with a word of context, at most M
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -218,11 +219,13 @@ class Prepared:
     """A text ready to be compared with many others: its tokens with their hashes and flags. A run verifying
     many pairs prepares each document once (prepare_many: a batch of them in one compiled call)."""
 
-    __slots__ = ("text", "toks", "truncated", "quotes", "_grams", "_sorted")
+    __slots__ = ("text", "toks", "truncated", "quotes", "laid", "_grams", "_sorted")
 
-    def __init__(self, text: str, toks: TokenList | None = None, quotes: np.ndarray | None = None):
+    def __init__(self, text: str, toks: TokenList | None = None, quotes: np.ndarray | None = None,
+                 laid: tuple[tokdiff.Batch, int] | None = None):
         self.text = text
         self.quotes = quotes  # the positions of its quotation marks (overlap), once found
+        self.laid = laid  # (the batch its tokens are views of, its text's place in it), when prepare_many made it
         self._grams = self._sorted = None
         toks = _fast_tokens(text) if toks is None else toks
         if toks is None:  # the regular expression and the policy: the same tokens, slower
@@ -249,13 +252,13 @@ def prepare_many(texts: list[str]) -> list[Prepared]:
     """Prepared of each text, their tokens and quotation marks found in one compiled call for the batch (a text
     the call leaves to the expression is prepared as Prepared prepares it)."""
     out = []
-    for text, found in zip(texts, tokdiff.tokenize_many(texts, foldtable.table_for(_FOLD_POLICY), _TELLING_HASHES),
-                           strict=True):
+    found_all, batch = tokdiff.tokenize_batch(texts, foldtable.table_for(_FOLD_POLICY), _TELLING_HASHES)
+    for t, (text, found) in enumerate(zip(texts, found_all, strict=True)):
         if found is None:
             out.append(Prepared(text))
         else:
             arrays, quotes = found
-            out.append(Prepared(text, TokenList(text, *arrays), quotes))
+            out.append(Prepared(text, TokenList(text, *arrays), quotes, None if batch.rows[t][0] < 0 else (batch, t)))
     return out
 
 
@@ -328,24 +331,29 @@ def _unit_kind(left: list[Token], right: list[Token], before: Token | None, afte
 # --- the diff --------------------------------------------------------------------------------------
 
 
-def _shown(text: str, toks: list[Token], i1: int, i2: int) -> str:
+def _shown(text: str, toks: TokenList, i1: int, i2: int) -> str:
     """The raw text of tokens i1..i2 with a word of context each side (two ideographs, about a Chinese
-    word), on one line, at most MAX_SHOWN characters."""
-    lo, hi = max(i1 - 1, 0), min(i2 + 1, len(toks))
-    if lo > 0 and toks[lo].group == "cjk" and toks[lo - 1].group == "cjk":
-        lo -= 1
-    if hi < len(toks) and toks[hi - 1].group == "cjk" and toks[hi].group == "cjk":
-        hi += 1
+    word), on one line, at most MAX_SHOWN characters. Read from the token arrays (a Token a look cost most of
+    a signal)."""
+    n = len(toks)
+    lo, hi = max(i1 - 1, 0), min(i2 + 1, n)
+    if lo > 0 or hi < n:
+        codes = toks.codes
+        if lo > 0 and codes[lo] == tokscan.CJK and codes[lo - 1] == tokscan.CJK:
+            lo -= 1
+        if hi < n and codes[hi - 1] == tokscan.CJK and codes[hi] == tokscan.CJK:
+            hi += 1
+    starts, ends = toks.starts, toks.ends
     # Context stops at the end of a sentence: the word before a full stop is not this sentence's.
-    while lo < i1 and _STOP.search(text[toks[lo].end:toks[lo + 1].start if lo + 1 < len(toks) else toks[lo].end]):
+    while lo < i1 and _STOP.search(text[ends[lo]:starts[lo + 1] if lo + 1 < n else ends[lo]]):
         lo += 1
-    while hi > i2 and _STOP.search(text[toks[hi - 2].end:toks[hi - 1].start]):
+    while hi > i2 and _STOP.search(text[ends[hi - 2]:starts[hi - 1]]):
         hi -= 1
     if lo >= hi:
         return ""
-    shown = " ".join(text[toks[lo].start:toks[hi - 1].end].split())
+    shown = " ".join(text[starts[lo]:ends[hi - 1]].split())
     if len(shown) > MAX_SHOWN:
-        core = " ".join(text[toks[i1].start:toks[i2 - 1].end].split()) if i2 > i1 else ""
+        core = " ".join(text[starts[i1]:ends[i2 - 1]].split()) if i2 > i1 else ""
         shown = core if len(core) <= MAX_SHOWN else core[: MAX_SHOWN - 1] + "…"
     return shown
 
@@ -369,6 +377,13 @@ def _rows(lp: Prepared, rp: Prepared) -> np.ndarray:
 _BREAK = re.compile(r"\s*(?:[-\u00ad\u2010]\s*\n)?\s*")  # spacing, or a word hyphenated across a line end
 
 
+@functools.cache
+def spaces() -> np.ndarray:
+    """Which code points of the BMP are spacing to the regular expressions (\\s: str.isspace), for
+    tokdiff.respaced (no spacing lies beyond the BMP)."""
+    return np.array([chr(c).isspace() for c in range(0x10000)], dtype=np.bool_)
+
+
 def _respaced(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int) -> bool:
     """Whether a differing stretch is one text's tokens cut or joined by spacing alone: `864 00` for `86400`,
     a token broken across a re-wrapped line. Its normalised characters are the same on both sides, and only
@@ -382,7 +397,7 @@ def _respaced(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int) ->
                for p, t, a, b in ((lp, lt, i1, i2), (rp, rt, j1, j2)) for k in range(a, b - 1))
 
 
-def _signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, examine: int) -> Signal | None:
+def signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, examine: int) -> Signal | None:
     """The revision signal of a small stretch tokdiff marked for a look; tokens become tuples only here."""
     lt, rt = lp.toks, rp.toks
     if not examine or (examine == 2 and not _persian_negation(lt.norm(i1), rt.norm(j1))):
@@ -397,7 +412,7 @@ def diff(left: str | Prepared, right: str | Prepared) -> tuple[list[Change], boo
     """The differing stretches of two raw texts, each with its revision signal if any; and whether the texts
     were too long to diff in full (then only their first MAX_TOKENS tokens are compared)."""
     lp, rp = prepare(left), prepare(right)
-    changes = [Change(_span(lp.toks, i1, i2), _span(rp.toks, j1, j2), _signal(lp, rp, i1, i2, j1, j2, examine),
+    changes = [Change(_span(lp.toks, i1, i2), _span(rp.toks, j1, j2), signal(lp, rp, i1, i2, j1, j2, examine),
                       bool(moved))
                for i1, i2, j1, j2, moved, examine in _rows(lp, rp).tolist()]
     return changes, lp.truncated or rp.truncated
@@ -450,7 +465,7 @@ def compare(left: str | Prepared, right: str | Prepared, tiled: np.ndarray | Non
     tiled = tiles(lp, rp) if tiled is None else tiled
     # Of the stretches that did not move as a whole, the tiled tokens moved and the rest changed.
     moved, changed, shifted = tokdiff.moved_rows(rows, tiled, len(lp.toks), len(rp.toks), MOVED_SHARE)
-    found = [_signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
+    found = [signal(lp, rp, *row[:4], row[5]) for row in rows[(rows[:, 5] > 0) & ~moved].tolist()]
     return Comparison([s for s in found if s is not None], changed / total, shifted / total)
 
 

@@ -14,6 +14,8 @@ the earlier Python diff; tests compare the two on random sequences dense in ties
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -246,11 +248,32 @@ def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pai
     return rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks
 
 
-def tokenize_many(texts: list[str], table: foldtable.Table, telling: tuple) -> list[tuple | None]:
+class Batch(NamedTuple):
+    """A batch's tokens as tokenize_batch left them, its texts' one after another (each text's tokens a view):
+    token d of the batch's text t lies at its row's first token + d, its normalised code points from its buf
+    start on (fs, fe count from there), its marks from its first mark on; cp holds the texts, text t from
+    offsets[t] on (starts and ends count from there)."""
+
+    codes: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    buf: np.ndarray
+    fs: np.ndarray
+    fe: np.ndarray
+    hashes: np.ndarray
+    flags: np.ndarray
+    marks: np.ndarray
+    cp: np.ndarray
+    offsets: np.ndarray
+    rows: list[list[int]]  # a text: tokens or -1/-2, first token, buf start, buf end, first mark, end of marks
+
+
+def tokenize_batch(texts: list[str], table: foldtable.Table, telling: tuple) -> tuple[list[tuple | None], Batch | None]:
     """tokenize of each text, a batch in one compiled call, each with the positions of its quotation marks:
-    ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None."""
+    ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None; and the batch's
+    arrays its texts' tokens are views of (a text tokenised on its own, a row of -2, is not among them)."""
     if not texts:
-        return []
+        return [], None
     cp = foldtable.codepoints("".join(texts))
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
@@ -258,7 +281,8 @@ def tokenize_many(texts: list[str], table: foldtable.Table, telling: tuple) -> l
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
         table.pairs, table.simple, telling)
     out: list[tuple | None] = []
-    for text, (count, a, b0, b1, m0, m1) in zip(texts, rows.tolist(), strict=True):
+    listed = rows.tolist()
+    for text, (count, a, b0, b1, m0, m1) in zip(texts, listed, strict=True):
         if count == -2:  # folds longer than its room here: on its own, with room for its widest fold
             found = tokenize(text, table, telling)
             out.append(None if found is None else (found, marks[m0:m1]))
@@ -268,7 +292,7 @@ def tokenize_many(texts: list[str], table: foldtable.Table, telling: tuple) -> l
             z = a + count
             out.append(((codes[a:z], starts[a:z], ends[a:z], buf[b0:b1], fs[a:z], fe[a:z], hashes[a:z], flags[a:z]),
                         marks[m0:m1]))
-    return out
+    return out, Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, listed)
 
 
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
@@ -389,25 +413,25 @@ def _occurs(needle, hay, keys, head, after):
 
 
 @njit(cache=True, nogil=True)
-def _long_moved(keys, i1, i2, sorted_other, share):
-    """Whether nearly all runs of three tokens of the stretch i1..i2 are found among the other's."""
+def _long_moved(keys, i1, i2, other, share):
+    """Whether nearly all runs of three tokens of the stretch i1..i2 are found among the other's (`other`: an
+    index of them, kernels.index; a set lookup instead of numba's sort and a bisection)."""
     part = keys[i1 : i2 - 2]
-    if sorted_other.shape[0] == 0:
+    if other[2].shape[0] == 0:
         return part.shape[0] == 0
     hits = 0
     for k in range(part.shape[0]):
-        at = np.searchsorted(sorted_other, part[k])
-        if at < sorted_other.shape[0] and sorted_other[at] == part[k]:
+        if _first(other[0], other[1], part[k]) >= 0:
             hits += 1
     return hits >= share * part.shape[0]
 
 
 @njit(cache=True, nogil=True)
-def _moved(h, i1, i2, other, index, keys, sorted_other, small, share):
+def _moved(h, i1, i2, other, index, keys, other_keys, small, share):
     if i1 == i2:
         return True
     if i2 - i1 > small:
-        return _long_moved(keys, i1, i2, sorted_other, share)
+        return _long_moved(keys, i1, i2, other_keys, share)
     lo, hi = max(i1 - 1, 0), min(i2 + 1, h.shape[0])
     return hi - lo > i2 - i1 and _occurs(h[lo:hi], other, index[0], index[1], index[2])
 
@@ -419,20 +443,36 @@ def changes(lh, rh, lflags, rflags, small, share):
     2: only a one-for-one change of a word starting with ن, for the Persian negation check)."""
     gaps = _gaps(lh, rh)
     out = np.zeros((gaps.shape[0], 6), dtype=np.int64)
-    lkeys, rkeys = _gram_keys(lh), _gram_keys(rh)
-    lsorted, rsorted = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64)
-    have_l = have_r = False
-    lindex, rindex = _index(lh), _index(rh)
+    # Each side's runs of three, their index and the index of its tokens only once a stretch needs them (many
+    # pairs need none).
+    lkeys, rkeys = lh[:0], rh[:0]
+    lindex, rindex = _index(lh[:0]), _index(rh[:0])
+    lgrams, rgrams = lindex, rindex
+    have_lk = have_rk = have_l = have_r = have_li = have_ri = False
     for g in range(gaps.shape[0]):
         i1, i2, j1, j2 = gaps[g, 0], gaps[g, 1], gaps[g, 2], gaps[g, 3]
         out[g, 0], out[g, 1], out[g, 2], out[g, 3] = i1, i2, j1, j2
-        if i2 - i1 > small and not have_r:
-            rsorted, have_r = np.sort(rkeys), True
-        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rsorted, small, share)
+        if i2 - i1 > small:
+            if not have_lk:
+                lkeys, have_lk = _gram_keys(lh), True
+            if not have_rk:
+                rkeys, have_rk = _gram_keys(rh), True
+            if not have_r:
+                rgrams, have_r = _index(rkeys), True
+        if i1 != i2 and i2 - i1 <= small and not have_ri:
+            rindex, have_ri = _index(rh), True
+        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rgrams, small, share)
         if moved:
-            if j2 - j1 > small and not have_l:
-                lsorted, have_l = np.sort(lkeys), True
-            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lsorted, small, share)
+            if j2 - j1 > small:
+                if not have_lk:
+                    lkeys, have_lk = _gram_keys(lh), True
+                if not have_rk:
+                    rkeys, have_rk = _gram_keys(rh), True
+                if not have_l:
+                    lgrams, have_l = _index(lkeys), True
+            if j1 != j2 and j2 - j1 <= small and not have_li:
+                lindex, have_li = _index(lh), True
+            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lgrams, small, share)
         if moved:
             out[g, 4] = 1
             continue
@@ -614,7 +654,7 @@ def blocks(tiled, nl, nr, lstarts, lends, rstarts, rends, join, share, least, ma
 
 @njit(cache=True, nogil=True)
 def _free_pair_keys(h, tiled, side):
-    """The sorted distinct keys of the text's pairs of neighbouring tokens that no tile covers."""
+    """The keys of the text's pairs of neighbouring tokens that no tile covers, in text order (repeats kept)."""
     n = h.shape[0]
     free = np.ones(n, dtype=np.bool_)
     for t in range(tiled.shape[0]):
@@ -625,21 +665,60 @@ def _free_pair_keys(h, tiled, side):
         if free[i] and free[i + 1]:
             keys[count] = h[i] * _G1 + h[i + 1]
             count += 1
-    keys = np.sort(keys[:count])
-    unique = 0
-    for i in range(count):
-        if i == 0 or keys[i] != keys[i - 1]:
-            keys[unique] = keys[i]
-            unique += 1
-    return keys[:unique]
+    return keys[:count]
+
+
+@njit(cache=True, nogil=True)
+def _table_size(n):
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _insert(table, used, v):
+    """Put v in an open-addressing set (table, used); True when it was not there yet."""
+    mask = np.uint64(table.shape[0] - 1)
+    slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+    while used[slot]:
+        if table[slot] == v:
+            return False
+        slot = (slot + 1) & (table.shape[0] - 1)
+    table[slot], used[slot] = v, True
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _holds(table, used, v):
+    mask = np.uint64(table.shape[0] - 1)
+    slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+    while used[slot]:
+        if table[slot] == v:
+            return True
+        slot = (slot + 1) & (table.shape[0] - 1)
+    return False
 
 
 @njit(cache=True, nogil=True)
 def rest_pairs(lh, rh, tiled):
     """(distinct word pairs of each remainder, how many both remainders hold): the remainder of a text is its
-    tokens outside every tile, a word pair two neighbouring tokens of it."""
+    tokens outside every tile, a word pair two neighbouring tokens of it. Counted in sets by open addressing
+    (numba's sort of the keys cost more than the rest of where the shared text lies)."""
     lkeys, rkeys = _free_pair_keys(lh, tiled, 0), _free_pair_keys(rh, tiled, 1)
-    return lkeys.shape[0], rkeys.shape[0], _intersection_size(lkeys, rkeys)
+    ltable = np.empty(_table_size(lkeys.shape[0]), dtype=np.uint64)
+    lused = np.zeros(ltable.shape[0], dtype=np.bool_)
+    nl = 0
+    for k in range(lkeys.shape[0]):
+        nl += _insert(ltable, lused, lkeys[k])
+    rtable = np.empty(_table_size(rkeys.shape[0]), dtype=np.uint64)
+    rused = np.zeros(rtable.shape[0], dtype=np.bool_)
+    nr = both = 0
+    for k in range(rkeys.shape[0]):
+        if _insert(rtable, rused, rkeys[k]):
+            nr += 1
+            both += _holds(ltable, lused, rkeys[k])
+    return nl, nr, both
 
 
 @njit(cache=True, nogil=True)
@@ -779,3 +858,215 @@ def quoted(spans, lquotes, rquotes):
                 if at < marks.shape[0] and marks[at] < end + 3:
                     return True
     return False
+
+
+# --- a window of stored pairs in one call (the run's verification) ---------------------------------------
+
+# The columns of pairs_evidence's row a pair.
+(P_COMMON, P_TILES, P_CHARS, P_LFREE, P_RFREE, P_EDGED, P_LSIDES, P_RSIDES, P_MOVED, P_LKEYS, P_RKEYS, P_BOTH,
+ P_QUOTED, P_BOILERPLATE, P_TOP, P_TOP_AT, P_ROWS, P_CHANGED, P_SHIFTED, P_SIGNALS, P_SIGNAL_AT) = range(21)
+P_WIDTH = 21
+
+
+@njit(cache=True, nogil=True)
+def _index_into(values, keys, head, after):
+    """kernels.index of values into arrays made for it (keys zero, head -1, of a power of two ≥ 16 and ≥ twice
+    the values; after as long as the values)."""
+    size = keys.shape[0]
+    mask = np.uint64(size - 1)
+    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
+        v = values[i]
+        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while head[slot] >= 0 and keys[slot] != v:
+            slot = (slot + 1) & (size - 1)
+        keys[slot] = v
+        after[i] = head[slot]
+        head[slot] = i
+
+
+@njit(cache=True, nogil=True)
+def _breaks(cp, a, b, spaces):
+    """Whether cp[a:b] is spacing alone, or spacing with one end-of-line hyphen in it followed by a line end
+    (revision._BREAK in full: \\s*(?:[-\\u00ad\\u2010]\\s*\\n)?\\s*; `spaces` says which code points are \\s)."""
+    hyphen = -1
+    for k in range(a, b):
+        c = cp[k]
+        if c == 45 or c == 0xAD or c == 0x2010:
+            if hyphen >= 0:
+                return False
+            hyphen = k
+        elif c >= spaces.shape[0] or not spaces[c]:
+            return False
+    if hyphen < 0:
+        return True
+    for k in range(hyphen + 1, b):
+        if cp[k] == 10:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def respaced(lbuf, lfs, lfe, lcp, lstarts, lends, rbuf, rfs, rfe, rcp, rstarts, rends, i1, i2, j1, j2, spaces):
+    """revision._respaced compiled: whether a differing stretch is one text's tokens cut or joined by spacing
+    alone (the same normalised characters both sides, only spacing or an end-of-line hyphen between the tokens
+    of either side)."""
+    if i2 - i1 == j2 - j1 or i1 == i2 or j1 == j2:
+        return False
+    a0, a1, b0, b1 = lfs[i1], lfe[i2 - 1], rfs[j1], rfe[j2 - 1]
+    if a1 - a0 != b1 - b0:
+        return False
+    for k in range(a1 - a0):
+        if lbuf[a0 + k] != rbuf[b0 + k]:
+            return False
+    for k in range(i1, i2 - 1):
+        if not _breaks(lcp, lends[k], lstarts[k + 1], spaces):
+            return False
+    for k in range(j1, j2 - 1):
+        if not _breaks(rcp, rends[k], rstarts[k + 1], spaces):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _gram_tables(hashes, docs, m, gkeys, after, slots, heads):
+    """Each document's m-gram keys and their index (kernels.index, written in place), made once for all its
+    pairs, in the arrays given when they are large enough (fresh pages cost more than filling them): (where
+    each document's keys begin, where its slots begin, then the four arrays)."""
+    n_docs = docs.shape[0]
+    key_at = np.zeros(n_docs + 1, dtype=np.int64)
+    slot_at = np.zeros(n_docs + 1, dtype=np.int64)
+    for d in range(n_docs):
+        grams = max(docs[d, 1] - docs[d, 0] - m + 1, 0)
+        key_at[d + 1], slot_at[d + 1] = key_at[d] + grams, slot_at[d] + _table_size(grams)
+    if gkeys.shape[0] < key_at[n_docs]:
+        gkeys = np.empty(2 * key_at[n_docs], dtype=np.uint64)
+        after = np.empty(2 * key_at[n_docs], dtype=np.int64)
+    if slots.shape[0] < slot_at[n_docs]:
+        slots = np.empty(2 * slot_at[n_docs], dtype=np.uint64)
+        heads = np.empty(2 * slot_at[n_docs], dtype=np.int64)
+    slots[:slot_at[n_docs]] = 0
+    heads[:slot_at[n_docs]] = -1
+    for d in range(n_docs):
+        h, k = hashes[docs[d, 0]:docs[d, 1]], gkeys[key_at[d]:key_at[d + 1]]
+        for i in range(k.shape[0]):
+            v = _ZERO
+            for t in range(m):
+                v = (v ^ h[i + t]) * _G1 + _G2
+            k[i] = v
+        _index_into(k, slots[slot_at[d]:slot_at[d + 1]], heads[slot_at[d]:slot_at[d + 1]],
+                    after[key_at[d]:key_at[d + 1]])
+    return key_at, slot_at, gkeys, after, slots, heads
+
+
+@njit(cache=True, nogil=True)
+def _equal_or_tiled(lh, rh, akeys, bindex, m, anchors):
+    """(whether the two sequences are equal, their tiles): what tiles gives two equal sequences is the whole of
+    both, when it is a run at all, without the search."""
+    nl, nr = lh.shape[0], rh.shape[0]
+    same = nl == nr
+    for i in range(nl if same else 0):
+        if lh[i] != rh[i]:
+            same = False
+            break
+    if not same:
+        return False, tiles(lh, rh, akeys, bindex, m, anchors)
+    tiled = np.empty((1 if nl >= m else 0, 3), dtype=np.int64)
+    if nl >= m:
+        tiled[0, 0], tiled[0, 1], tiled[0, 2] = 0, 0, nl
+    return True, tiled
+
+
+@njit(cache=True, nogil=True)
+def _diffed(lh, rh, lflags, rflags, lbuf, lfs, lfe, lcp, lst, len_, rbuf, rfs, rfe, rcp, rst, ren, tiled, small,
+            moved_share, spaces):
+    """revision.compare's arithmetic: changes less the stretches spacing explains (revision._rows), then
+    moved_rows of those: (the stretches, which moved, tokens changed, tokens moved)."""
+    found = changes(lh, rh, lflags, rflags, small, moved_share)
+    kept = 0
+    for g in range(found.shape[0]):
+        if not respaced(lbuf, lfs, lfe, lcp, lst, len_, rbuf, rfs, rfe, rcp, rst, ren, found[g, 0], found[g, 1],
+                        found[g, 2], found[g, 3], spaces):
+            found[kept] = found[g]
+            kept += 1
+    found = found[:kept]
+    if kept == 0:
+        return found, np.zeros(0, dtype=np.bool_), 0, 0
+    moved, changed, shifted = moved_rows(found, tiled, lh.shape[0], rh.shape[0], moved_share)
+    return found, moved, changed, shifted
+
+
+@njit(cache=True, nogil=True)
+def _to_examine(signals, n_signals, found, moved):
+    """The stretches of `found` to examine for a signal (marked so, and not moved) added to signals[:n_signals]
+    as rows i1, i2, j1, j2, examine (the array grown when full): (the array, how many rows it holds)."""
+    for g in range(found.shape[0]):
+        if found[g, 5] > 0 and not moved[g]:
+            if n_signals == signals.shape[0]:
+                grown = np.empty((2 * n_signals, 5), dtype=np.int64)
+                grown[:n_signals] = signals
+                signals = grown
+            for c in range(4):
+                signals[n_signals, c] = found[g, c]
+            signals[n_signals, 4] = found[g, 5]
+            n_signals += 1
+    return signals, n_signals
+
+
+@njit(cache=True, nogil=True)
+def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
+                   least, major, small, moved_share, words, longest, terms, need, spaces, gkeys, after, slots, heads):
+    """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
+    pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
+    verification). The documents' arrays lie one after another: docs has a row a document (first token, end
+    of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
+    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them);
+    `srt` each document's hashes sorted (by numpy: numba's sort took four times as long).
+
+    Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
+    they lie at the edges); diffed, _diffed's sums and the stretches to examine for a signal. Returns (a row a
+    pair, the P_* columns; the five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the
+    stretches to examine, rows i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the
+    scratch arrays for the documents' m-gram keys and their index, those given or larger ones, for the next
+    window)."""
+    key_at, slot_at, gkeys, after, slots, heads = _gram_tables(hashes, docs, m, gkeys, after, slots, heads)
+    n = pairs.shape[0]
+    out = np.zeros((n, P_WIDTH), dtype=np.int64)
+    tops = np.empty((5 * n, 4), dtype=np.int64)
+    signals = np.empty((16, 5), dtype=np.int64)
+    n_tops = n_signals = 0
+    for p in range(n):
+        left, right = pairs[p, 0], pairs[p, 1]
+        la, lb, ra, rb = docs[left, 0], docs[left, 1], docs[right, 0], docs[right, 1]
+        lh, rh, lst, len_ = hashes[la:lb], hashes[ra:rb], starts[la:lb], ends[la:lb]
+        rst, ren = starts[ra:rb], ends[ra:rb]
+        rindex = (slots[slot_at[right]:slot_at[right + 1]], heads[slot_at[right]:slot_at[right + 1]],
+                  after[key_at[right]:key_at[right + 1]])
+        same, tiled = _equal_or_tiled(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
+        # located_blocks, but the remainders' word pairs and the quotation marks only where the shared blocks
+        # are not clearly the whole of both texts (only then are they read).
+        nl, nr = lb - la, rb - ra
+        rows, spans, top, chars, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lst, len_, rst, ren, join,
+                                                                              share, least, major)
+        o = out[p]
+        o[P_COMMON], o[P_TILES], o[P_CHARS] = _intersection_size(srt[la:lb], srt[ra:rb]), tiled.shape[0], chars
+        o[P_LFREE], o[P_RFREE], o[P_EDGED], o[P_LSIDES], o[P_RSIDES] = lfree, rfree, edged, lsides, rsides
+        if tiled.shape[0]:
+            o[P_MOVED] = out_of_order(tiled)
+            if lfree * 100 > 9 * nl or rfree * 100 > 9 * nr:
+                o[P_LKEYS], o[P_RKEYS], o[P_BOTH] = rest_pairs(lh, rh, tiled)
+                o[P_QUOTED] = quoted(spans, quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
+        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
+        o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
+        o[P_TOP], o[P_TOP_AT] = top.shape[0], n_tops
+        tops[n_tops:n_tops + top.shape[0]] = top
+        n_tops += top.shape[0]
+        o[P_SIGNAL_AT] = n_signals
+        if same or not pairs[p, 2]:
+            continue
+        found, moved, changed, shifted = _diffed(
+            lh, rh, flags[la:lb], flags[ra:rb], lbuf, lfs, lfe, cp[docs[left, 3]:], lst, len_, buf[docs[right, 2]:],
+            fs[ra:rb], fe[ra:rb], cp[docs[right, 3]:], rst, ren, tiled, small, moved_share, spaces)
+        o[P_ROWS], o[P_CHANGED], o[P_SHIFTED] = found.shape[0], changed, shifted
+        signals, n_signals = _to_examine(signals, n_signals, found, moved)
+        o[P_SIGNALS] = n_signals - o[P_SIGNAL_AT]
+    return out, tops[:n_tops], signals[:n_signals], gkeys, after, slots, heads

@@ -28,7 +28,6 @@ from screening.models import Corpus, Document, DocumentSignature, IndexCandidate
 
 BATCH = 1000
 BAND_READ = 20_000  # stored signatures read a query while banding
-PREPARED_CACHE = 2000  # documents kept tokenised while a chunk of candidates is verified
 WINDOW = 1000  # candidates whose documents are tokenised together (two documents a candidate at most)
 STRONGEST = POLICIES["persian-arabic-fold-v1"]  # what "the same once normalised" means across policies
 TEMPLATE_SAMPLE = 5_000  # documents whose shingles estimate the corpus-wide frequencies
@@ -235,7 +234,8 @@ def sign(pks: list[int], config: minhash.NearConfig, report: Progress, sampled: 
 
 
 class _Texts:
-    """The texts of a verification job's documents, each tokenised or folded at most once for all its pairs."""
+    """The texts of a verification job's documents, each tokenised once a window for all its pairs there and folded
+    at most once."""
 
     def __init__(self, bodies: dict[int, str], config: minhash.NearConfig):
         self.bodies, self._prepared, self._folded = bodies, {}, {}
@@ -247,12 +247,11 @@ class _Texts:
         self._strongest = self._char and get_policy(config.policy) is STRONGEST
 
     def prepare(self, pks: set[int]) -> None:
-        """Tokenise these documents, those not yet tokenised in one compiled call (candidates come sorted, so a
-        bounded cache does: past PREPARED_CACHE only these are kept)."""
-        missing = sorted(pk for pk in pks if pk not in self._prepared)
-        if len(self._prepared) + len(missing) > PREPARED_CACHE:
-            self._prepared = {pk: p for pk, p in self._prepared.items() if pk in pks}
-        self._prepared.update(zip(missing, revision.prepare_many([self.bodies[pk] for pk in missing]), strict=True))
+        """Tokenise these documents (a window's) in one compiled call, those of the window before too: the
+        window's evidence then reads the batch's arrays as they are (laying out again the quarter or so of its
+        documents a window shares with the one before cost more than tokenising them again)."""
+        order = sorted(pks)
+        self._prepared = dict(zip(order, revision.prepare_many([self.bodies[pk] for pk in order]), strict=True))
 
     def prepared(self, pk: int) -> revision.Prepared:
         """Tokenised (by `prepare`, or now)."""
@@ -272,61 +271,62 @@ class _Texts:
         return self._fold(left) == self._fold(right)
 
 
-def _pair(left: int, right: int, shared: int, shared_t: int, union: int, score: float, texts: _Texts,
-          hashes: dict[int, np.ndarray], in_template: dict[int, int], index: tuple, docs: Involved,
-          config: minhash.NearConfig) -> NearPair:
-    """A candidate at or above the floor, with its template scores and evidence."""
-    # As explain.template_scores: the template share of what they share, and Jaccard without templates.
-    for pk in (left, right):
-        if pk not in in_template:
-            in_template[pk] = fast.template_count(hashes[pk], *index)
-    rest = union - in_template[left] - in_template[right] + shared_t
-    share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
-    facts, doc_ids = docs.facts, docs.doc_ids
-    if doc_ids[left] > doc_ids[right]:
-        left, right = right, left
-    if score >= config.threshold or texts.same_under_strongest_fold(left, right):
-        # At or above the threshold, or the same text under the strongest fold (a copy the run's policy
-        # keeps apart, Persian digits under nfkc): the whole evidence now.
-        found = evidence.for_near(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
-                                  facts[left], facts[right], score, (share, without), shared=shared)
-    else:  # below the review threshold: the token diff waits for the pair's first opening
-        found = evidence.for_near_partial(texts.prepared(left), texts.prepared(right), hashes[left],
-                                          hashes[right], facts[left], facts[right], score, (share, without),
-                                          shared=shared)
-    return NearPair(left, right, score, minhash.estimate(docs.signatures[left], docs.signatures[right]), share,
-                    without, found.signals, found.as_dict())
-
-
 def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndarray, config: minhash.NearConfig,
             report: Progress) -> tuple[list[NearPair], int]:
     """Exact Jaccard of every candidate pair (document pks); those at or above the storage floor are kept with
-    their estimate, template scores and revision signals. Returns (pairs, number below the floor)."""
+    their estimate, template scores and evidence (at or above the threshold whole, below it partial: the token
+    diff waits for the pair's first opening). Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
-    bodies, doc_ids = docs.bodies, docs.doc_ids
-    hashes = hashes_of(bodies, config)
+    bodies, doc_ids, facts, signatures = docs.bodies, docs.doc_ids, docs.facts, docs.signatures
+    # The documents' hashes, and the same one after another for the window's merges in one compiled call each.
+    found, laid, offsets = fast.verify_hashes_laid(list(bodies.values()), config.policy_rules, config.spec,
+                                                   verify_key())
+    hashes = dict(zip(bodies, found, strict=True))
     texts = _Texts(bodies, config)
+    at = {pk: d for d, pk in enumerate(hashes)}
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
     # needed only once it is in a pair above the floor.
     index = fast.template_index(template)
     in_template: dict[int, int] = {}  # of the documents of kept pairs only
-    below_floor = 0
+    below_floor, floor, threshold = 0, config.storage_floor, config.threshold
+    scratch = evidence.Scratch()  # the arrays each window's evidence fills, kept from one window to the next
     for begin in range(0, len(candidates), WINDOW):
         # The window's Jaccards first: only the documents of pairs at or above the floor are tokenised, together.
+        window = candidates[begin : begin + WINDOW]
+        ends = np.fromiter((at[pk] for pair in window for pk in pair), dtype=np.int64,
+                           count=2 * len(window)).reshape(-1, 2)
+        counts = fast.pair_counts_many(laid, offsets, ends[:, 0], ends[:, 1], *index).tolist()
+        sizes = np.diff(offsets)
+        union_of = (sizes[ends[:, 0]] + sizes[ends[:, 1]]).tolist()
         kept = []
-        for left, right in candidates[begin : begin + WINDOW]:
-            x, y = hashes[left], hashes[right]
-            shared, shared_t = fast.pair_counts(x, y, *index)
-            union = x.shape[0] + y.shape[0] - shared
+        for (left, right), (shared, shared_t), both in zip(window, counts, union_of, strict=True):
+            union = both - shared
             score = shared / union if union else 0.0
-            if score < config.storage_floor:
+            if score < floor:
                 below_floor += 1
             else:
                 kept.append((left, right, shared, shared_t, union, score))
         texts.prepare({pk for row in kept for pk in row[:2]})
+        counted = sorted({pk for row in kept for pk in row[:2] if pk not in in_template})
+        in_template.update(zip(counted, fast.template_count_many(
+            laid, offsets, np.array([at[pk] for pk in counted], dtype=np.int64), *index).tolist(), strict=True))
+        items, scores = [], []
         for left, right, shared, shared_t, union, score in kept:
-            pairs.append(_pair(left, right, shared, shared_t, union, score, texts, hashes, in_template, index, docs,
-                               config))
+            # As explain.template_scores: the template share of what they share, and Jaccard without templates.
+            rest = union - in_template[left] - in_template[right] + shared_t
+            share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
+            if doc_ids[left] > doc_ids[right]:
+                left, right = right, left
+            # At or above the threshold, or the same text under the strongest fold (a copy the run's policy keeps
+            # apart, Persian digits under nfkc): the whole evidence now.
+            whole = score >= threshold or texts.same_under_strongest_fold(left, right)
+            items.append(evidence.NearItem(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
+                                           facts[left], facts[right], score, (share, without), shared, whole))
+            scores.append((left, right, score, share, without))
+        for (left, right, score, share, without), found in zip(scores, evidence.for_near_many(items, scratch),
+                                                                strict=True):
+            pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
+                                  without, [list(s) for s in found["signals"]], found))
         report(min(1.0, (begin + WINDOW) / len(candidates)), "verify")
     report(1.0, "verify")
     pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
