@@ -251,6 +251,18 @@ def upsert(model: type[Model], values: dict[str, object], unique: tuple[str, ...
 
 
 _INSERTS: dict[tuple, tuple[str, list]] = {}
+_UPDATES: dict[tuple, tuple[str, list]] = {}
+
+
+def _statement(built: dict, model: type[Model], values: dict[str, object], connection, sql) -> tuple[str, list]:
+    """(the statement for this shape of `values`, built once by `sql(table, quote, fields)`, and its parameters)."""
+    key = (model, tuple(values), connection.vendor)
+    if key not in built:
+        meta, quote = model._meta, connection.ops.quote_name
+        fields = [meta.get_field(name) for name in values]
+        built[key] = (sql(meta, quote, fields), fields)
+    text, fields = built[key]
+    return text, [f.get_db_prep_save(value, connection) for f, value in zip(fields, values.values(), strict=True)]
 
 
 def insert(model: type[Model], values: dict[str, object], using: str = DEFAULT_DB_ALIAS) -> int:
@@ -258,33 +270,20 @@ def insert(model: type[Model], values: dict[str, object], using: str = DEFAULT_D
     builds and compiles it anew each time). `values` by field name must give every column (the ORM's defaults,
     auto_now_add's time included, are not filled in), and no signal is sent: for rows that have none."""
     connection = connections[using]
-    key = (model, tuple(values), connection.vendor)
-    if key not in _INSERTS:
-        meta, quote = model._meta, connection.ops.quote_name
-        fields = [meta.get_field(name) for name in values]
-        _INSERTS[key] = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "  # noqa: S608
-                         f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}", fields)
-    sql, fields = _INSERTS[key]
-    params = [f.get_db_prep_save(value, connection) for f, value in zip(fields, values.values(), strict=True)]
+    sql, params = _statement(_INSERTS, model, values, connection, lambda meta, quote, fields: (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "  # noqa: S608
+        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}"))
     with preparing_cursor(connection) as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()[0]
-
-
-_UPDATES: dict[tuple, tuple[str, list]] = {}
 
 
 def update(model: type[Model], pk: int, values: dict[str, object], using: str = DEFAULT_DB_ALIAS) -> None:
     """`model.objects.filter(pk=pk).update(**values)` (which sends no signal either) as one prepared statement,
     its SQL built once per shape. `values` by field name."""
     connection = connections[using]
-    key = (model, tuple(values), connection.vendor)
-    if key not in _UPDATES:
-        meta, quote = model._meta, connection.ops.quote_name
-        fields = [meta.get_field(name) for name in values]
-        _UPDATES[key] = (f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "  # noqa: S608
-                         f"WHERE {quote(meta.pk.column)} = %s", fields)
-    sql, fields = _UPDATES[key]
-    params = [f.get_db_prep_save(value, connection) for f, value in zip(fields, values.values(), strict=True)]
+    sql, params = _statement(_UPDATES, model, values, connection, lambda meta, quote, fields: (
+        f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "  # noqa: S608
+        f"WHERE {quote(meta.pk.column)} = %s"))
     with preparing_cursor(connection) as cursor:
         cursor.execute(sql, [*params, pk])

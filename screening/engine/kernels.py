@@ -14,21 +14,10 @@ def index(values):
     """An open-addressing table of the positions of each value: (slot values, first position per slot or -1,
     next position with the same value or -1). Bisection per lookup cost more than a whole token alignment
     (tokdiff), and a merge with a large template more than a document's verification."""
-    size = 16
-    while size < 2 * values.shape[0]:
-        size *= 2
-    keys = np.zeros(size, dtype=np.uint64)
-    head = np.full(size, -1, dtype=np.int64)
+    keys = np.zeros(table_size(values.shape[0]), dtype=np.uint64)
+    head = np.full(keys.shape[0], -1, dtype=np.int64)
     after = np.full(values.shape[0], -1, dtype=np.int64)
-    mask = np.uint64(size - 1)
-    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
-        v = values[i]
-        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
-        while head[slot] >= 0 and keys[slot] != v:
-            slot = (slot + 1) & (size - 1)
-        keys[slot] = v
-        after[i] = head[slot]
-        head[slot] = i
+    index_into(values, keys, head, after)
     return keys, head, after
 
 
@@ -56,3 +45,28 @@ def intersection_size(x, y):
         i += a <= b
         j += b <= a
     return count
+
+
+@njit(cache=True, nogil=True)
+def table_size(n):
+    """The slots of an open-addressing table for n values: a power of two, at least 16 and twice n."""
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+@njit(cache=True, nogil=True)
+def index_into(values, keys, head, after):
+    """index of values into arrays made for it (keys zero, head -1, table_size(len(values)) long or more, a
+    power of two; after as long as the values): the tokeniser's batch writes many indexes into one array."""
+    size = keys.shape[0]
+    mask = np.uint64(size - 1)
+    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
+        v = values[i]
+        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while head[slot] >= 0 and keys[slot] != v:
+            slot = (slot + 1) & (size - 1)
+        keys[slot] = v
+        after[i] = head[slot]
+        head[slot] = i

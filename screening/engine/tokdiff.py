@@ -22,7 +22,9 @@ from numba import njit
 from screening.engine import foldtable, tokscan
 from screening.engine.kernels import first as _first
 from screening.engine.kernels import index as _index
+from screening.engine.kernels import index_into as _index_into
 from screening.engine.kernels import intersection_size as _intersection_size
+from screening.engine.kernels import table_size as _table_size
 from screening.engine.tokscan import CJK, DATE, MARK, NUMBER, WORD
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -669,35 +671,28 @@ def _free_pair_keys(h, tiled, side):
 
 
 @njit(cache=True, nogil=True)
-def _table_size(n):
-    size = 16
-    while size < 2 * n:
-        size *= 2
-    return size
+def _probe(table, used, v):
+    """The slot of v in an open-addressing set (table, used), or the free slot where it would go."""
+    mask = np.uint64(table.shape[0] - 1)
+    slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
+    while used[slot] and table[slot] != v:
+        slot = (slot + 1) & (table.shape[0] - 1)
+    return slot
 
 
 @njit(cache=True, nogil=True)
 def _insert(table, used, v):
-    """Put v in an open-addressing set (table, used); True when it was not there yet."""
-    mask = np.uint64(table.shape[0] - 1)
-    slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
-    while used[slot]:
-        if table[slot] == v:
-            return False
-        slot = (slot + 1) & (table.shape[0] - 1)
+    """Put v in the set; True when it was not there yet."""
+    slot = _probe(table, used, v)
+    if used[slot]:
+        return False
     table[slot], used[slot] = v, True
     return True
 
 
 @njit(cache=True, nogil=True)
 def _holds(table, used, v):
-    mask = np.uint64(table.shape[0] - 1)
-    slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
-    while used[slot]:
-        if table[slot] == v:
-            return True
-        slot = (slot + 1) & (table.shape[0] - 1)
-    return False
+    return used[_probe(table, used, v)]
 
 
 @njit(cache=True, nogil=True)
@@ -866,22 +861,6 @@ def quoted(spans, lquotes, rquotes):
 (P_COMMON, P_TILES, P_CHARS, P_LFREE, P_RFREE, P_EDGED, P_LSIDES, P_RSIDES, P_MOVED, P_LKEYS, P_RKEYS, P_BOTH,
  P_QUOTED, P_BOILERPLATE, P_TOP, P_TOP_AT, P_ROWS, P_CHANGED, P_SHIFTED, P_SIGNALS, P_SIGNAL_AT) = range(21)
 P_WIDTH = 21
-
-
-@njit(cache=True, nogil=True)
-def _index_into(values, keys, head, after):
-    """kernels.index of values into arrays made for it (keys zero, head -1, of a power of two ≥ 16 and ≥ twice
-    the values; after as long as the values)."""
-    size = keys.shape[0]
-    mask = np.uint64(size - 1)
-    for i in range(values.shape[0] - 1, -1, -1):  # backwards, so each chain runs in ascending order
-        v = values[i]
-        slot = np.int64((v ^ (v >> np.uint64(29))) & mask)
-        while head[slot] >= 0 and keys[slot] != v:
-            slot = (slot + 1) & (size - 1)
-        keys[slot] = v
-        after[i] = head[slot]
-        head[slot] = i
 
 
 @njit(cache=True, nogil=True)
