@@ -3,9 +3,12 @@ rest of the evidence), on the development corpus, for this tree and optionally a
 project, side by side in one session.
 
     .venv/bin/python bench/verify_cost.py [--pairs 100] [--baseline /path/to/older/checkout] [--alternate 2]
-        [--varied SEED]
+        [--varied SEED [--labelled]]
 
 Each tree runs in a process of its own (its own modules), on the same generated corpus and candidates.
+`--labelled` verifies only the candidates that are labelled pairs of the varied corpus: each document in one
+pair, as in a corpus of pairs (the filed corpus of issue 38), where nothing a document costs is shared by other
+pairs; the varied corpus's other candidates (catalog strings shared by many documents) cost less each.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def measure(tree: Path, corpus: Path, rounds: int = 3) -> dict:
+def measure(tree: Path, corpus: Path, rounds: int = 3, only: Path | None = None) -> dict:
     """In a child process: import the corpus into a fresh database, band it, then time verification (the best
     of `rounds`, in wall-clock seconds and in seconds of the process's CPU: on a shared machine the second
     moves less with what the other processes do)."""
@@ -49,6 +52,11 @@ if hasattr(near, "prepare_banding"):  # banding in partitions of band keys
 else:  # the code before it
     found = near.near_candidates(pks, config, lambda f, s: None)
 pairs = found.pairs
+only = {str(only)!r}
+if only != "None":  # the labelled pairs only (their doc_ids, a JSON list of pairs)
+    wanted = {{frozenset(p) for p in json.load(open(only))}}
+    doc_id = dict(Document.objects.values_list("pk", "doc_id"))
+    pairs = [p for p in pairs if frozenset((doc_id[p[0]], doc_id[p[1]])) in wanted]
 near.verify_chunk(pairs[:50], found.template, config, lambda f, s: None)  # warm up
 best = cpu = None
 for _ in range({rounds}):
@@ -72,20 +80,28 @@ def main() -> None:
                         help="measure the trees this many times, one after the other, and keep each one's best")
     parser.add_argument("--varied", type=int, metavar="SEED",
                         help="the varied development corpus of this seed (devcorpus.generate_varied) instead")
+    parser.add_argument("--labelled", action="store_true",
+                        help="with --varied: verify only the labelled pairs' candidates (a corpus of pairs)")
+    parser.add_argument("--per-variant", type=int, default=30, help="with --varied: pairs of every variant")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent))
     from bench import devcorpus
 
     folder = Path(tempfile.mkdtemp(prefix="verify-cost-corpus-"))
+    only = None
     if args.varied is None:
         corpus, _ = devcorpus.write(folder, args.pairs)
     else:
-        corpus = devcorpus.write_records(folder, devcorpus.generate_varied(30, args.varied)[0])
+        records, labels = devcorpus.generate_varied(args.per_variant, args.varied)
+        corpus = devcorpus.write_records(folder, records)
+        if args.labelled:
+            only = folder / "labelled.json"
+            only.write_text(json.dumps([[x["left_id"], x["right_id"]] for x in labels]))
     trees = [("this tree", HERE.parent)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     results: dict[str, dict] = {}
     for _ in range(args.alternate):
         for name, tree in trees:
-            r = measure(tree, corpus, args.rounds)
+            r = measure(tree, corpus, args.rounds, only)
             best = results.setdefault(name, r)
             best["seconds"], best["cpu"] = min(best["seconds"], r["seconds"]), min(best["cpu"], r["cpu"])
     for name, r in results.items():
