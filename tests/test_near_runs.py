@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 
 import numpy as np
 import pytest
@@ -360,3 +361,51 @@ def test_verification_reads_each_document_once_with_its_facts_and_signature(impo
         assert docs.facts[pk] == evidence.DocFacts(d.language, d.source_id, d.version, d.collected_at)
         stored = DocumentSignature.objects.get(document_id=pk, key=config.signature_key)
         assert np.array_equal(signature, minhash.from_bytes(bytes(stored.values), config))
+
+
+WARM_THEN_VERIFY = """
+import json
+import django
+django.setup()
+import numpy as np
+from numba.core.registry import CPUDispatcher
+from screening.engine import evidence, fast, foldtable, kernels, overlap, revision, tokdiff, tokscan
+from screening.engine.minhash import NearConfig
+from screening.runs import near
+from tests.seeds import SEED000, SEED001
+
+def loaded():
+    return {f"{m.__name__}.{n}": len(f.signatures) for m in (evidence, fast, foldtable, kernels, overlap, revision,
+            tokdiff, tokscan) for n in dir(m) if isinstance(f := getattr(m, n), CPUDispatcher)}
+
+near.warmed()
+before = loaded()
+records = SEED000 + SEED001
+docs = near.Involved()
+config = NearConfig(policy="persian-arabic-fold-v1").resolved()
+for pk, r in enumerate(records):
+    docs.doc_ids[pk], docs.bodies[pk] = f"{r['doc_id']}-{pk}", r["body"] + " 12 V, 3 May 2024."
+    docs.facts[pk] = evidence.DocFacts(r["language"], "", "", "")
+    docs.signatures[pk] = np.zeros(config.num_perm, dtype=np.uint32)
+pairs = [(a, b) for a in range(len(records)) for b in range(a + 1, len(records))]
+found, _ = near._verify(pairs, docs, np.zeros(0, dtype=np.uint64), config, lambda f, s: None)
+after = loaded()
+print(json.dumps([len(found), {k: (before.get(k, 0), v) for k, v in after.items() if v != before.get(k, 0)}]))
+"""
+
+
+def test_after_warming_a_verification_loads_no_kernel_of_its_own():
+    """A kernel first loaded (or compiled) inside a job counts against its verification: warming up must load
+    every kernel verification calls, with the argument types it calls them with. A fresh interpreter: this
+    one has loaded them all by now."""
+    import json
+    import subprocess
+    import sys
+
+    from django.conf import settings as django_settings
+
+    out = subprocess.run([sys.executable, "-c", WARM_THEN_VERIFY], capture_output=True, text=True, check=True,
+                         cwd=django_settings.BASE_DIR, env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+    stored, loaded_in_verification = json.loads(out.stdout.strip().splitlines()[-1])
+    assert stored > 0
+    assert loaded_in_verification == {}
