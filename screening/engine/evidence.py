@@ -266,52 +266,55 @@ def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list
         return []
     heads, tops, rows = _window(items, scratch or Scratch())
     out = []
-    whole_share, sides, none = 1 - overlap.WHOLE, overlap.SIDES, ["", ""]
+    whole_share, sides, signal = 1 - overlap.WHOLE, overlap.SIDES, revision.signal
+    versions: dict[tuple[str, str], str] = {}  # a document's pairs ask the same again
     for item, h in zip(items, heads, strict=True):
         (common, tiled, chars, lfree, rfree, edged, lsides, rsides, moved_blocks, lkeys, rkeys, both, quoted,
          boilerplate, ntop, top_at, diffed, changed, shifted, nsignals, at) = h
-        lp, rp = item.left, item.right
-        nl, nr = len(lp.toks), len(rp.toks)
+        lp, rp, lf, rf, whole = item.left, item.right, item.left_facts, item.right_facts, item.whole
+        nl, nr = lp.toks.codes.shape[0], rp.toks.codes.shape[0]
         total = (nl + nr) or 1
         signals = []
-        if not item.whole:
+        if not whole:
             same, changed_share, moved_share = False, 0.0, 0.0
         elif diffed:
             changed_share, moved_share = changed / total, shifted / total
             same = changed_share == moved_share == 0
             for i1, i2, j1, j2, examine in rows[at:at + nsignals]:
-                found = revision.signal(lp, rp, i1, i2, j1, j2, examine)
+                found = signal(lp, rp, i1, i2, j1, j2, examine)
                 if found is not None:
                     signals.append([found.kind, found.left, found.right])
         else:
             same, changed_share, moved_share = True, 0.0, 0.0
-        shared, lf, rf = item.shared, item.left_facts, item.right_facts
+        shared = item.shared
         ll, rl = len(lp.text), len(rp.text)
-        data = {
-            "jaccard": item.jaccard, "containment_left": shared / max(item.left_hashes.size, 1),
-            "containment_right": shared / max(item.right_hashes.size, 1), "same_normalised": same,
-            "changed_share": round(changed_share, 4), "moved_share": round(moved_share, 4),
-            "length_ratio": round(min(ll, rl) / (max(ll, rl) or 1), 4), "languages": [lf.language, rf.language],
-            "same_source": lf.source_id == rf.source_id, "version_order": order(lf.version, rf.version, _version_key),
-            "collected_order": order(lf.collected_at[:19], rf.collected_at[:19]), "template_share": item.template[0],
-            "jaccard_without_template": item.template[1], "exact": False, "signals": signals,
-            "partial": not item.whole, "token_overlap": 2 * common / total,
-        }
+        if (key := (lf.version, rf.version)) not in versions:
+            versions[key] = order(lf.version, rf.version, _version_key)
         if tiled:
             rest_left = round(lfree / nl, 4) if nl else 0.0
             rest_right = round(rfree / nr, 4) if nr else 0.0
             where = "whole" if max(rest_left, rest_right) <= whole_share else "edges" if edged else "inside"
             judged, edges = where != "whole", where == "edges"
-            data.update(moved_blocks=moved_blocks, shared_where=where,
-                        shared_edges=[sides[lsides], sides[rsides]] if edges else ["", ""],
-                        shared_blocks=tops[top_at:top_at + ntop], shared_chars=chars, rest_left=rest_left,
-                        rest_right=rest_right,
-                        rest_similarity=round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
-                        boilerplate=edges and bool(boilerplate), quoted=judged and bool(quoted))
+            located_ = (moved_blocks, where, [sides[lsides], sides[rsides]] if edges else ["", ""],
+                        tops[top_at:top_at + ntop], chars, rest_left, rest_right,
+                        round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
+                        edges and bool(boilerplate), judged and bool(quoted))
         else:
-            data.update(moved_blocks=0, shared_where="none", shared_edges=none[:], shared_blocks=[], shared_chars=0,
-                        rest_left=1.0, rest_right=1.0, rest_similarity=None, boilerplate=False, quoted=False)
-        out.append(data)
+            located_ = (0, "none", ["", ""], [], 0, 1.0, 1.0, None, False, False)
+        # One literal, in Evidence's field order (as_dict's): an update with keywords cost more than the rest.
+        out.append({
+            "jaccard": item.jaccard, "containment_left": shared / max(item.left_hashes.size, 1),
+            "containment_right": shared / max(item.right_hashes.size, 1), "same_normalised": same,
+            "changed_share": round(changed_share, 4), "moved_share": round(moved_share, 4),
+            "length_ratio": round(min(ll, rl) / (max(ll, rl) or 1), 4), "languages": [lf.language, rf.language],
+            "same_source": lf.source_id == rf.source_id, "version_order": versions[key],
+            "collected_order": order(lf.collected_at[:19], rf.collected_at[:19]), "template_share": item.template[0],
+            "jaccard_without_template": item.template[1], "exact": False, "signals": signals,
+            "partial": not whole, "token_overlap": 2 * common / total, "moved_blocks": located_[0],
+            "shared_where": located_[1], "shared_edges": located_[2], "shared_blocks": located_[3],
+            "shared_chars": located_[4], "rest_left": located_[5], "rest_right": located_[6],
+            "rest_similarity": located_[7], "boilerplate": located_[8], "quoted": located_[9],
+        })
     return out
 
 
