@@ -285,49 +285,53 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     hashes = dict(zip(bodies, found, strict=True))
     texts = _Texts(bodies, config)
     at = {pk: d for d, pk in enumerate(hashes)}
+    pk_of = np.fromiter(hashes, dtype=np.int64, count=len(hashes))
+    # A document's place in doc_id order: which of a pair is left, for a window at once.
+    rank = np.empty(len(pk_of), dtype=np.int64)
+    rank[sorted(range(len(pk_of)), key=lambda d: doc_ids[int(pk_of[d])])] = np.arange(len(pk_of))
+    sizes = np.diff(offsets)
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
-    # needed only once it is in a pair above the floor.
+    # needed only once it is in a pair above the floor (-1 until then).
     index = fast.template_index(template)
-    in_template: dict[int, int] = {}  # of the documents of kept pairs only
+    in_template = np.full(len(pk_of), -1, dtype=np.int64)
     below_floor, floor, threshold = 0, config.storage_floor, config.threshold
     scratch = evidence.Scratch()  # the arrays each window's evidence fills, kept from one window to the next
     for begin in range(0, len(candidates), WINDOW):
-        # The window's Jaccards first: only the documents of pairs at or above the floor are tokenised, together.
+        # The window's Jaccards first (numpy's division of two integers is Python's): only the documents of
+        # pairs at or above the floor are tokenised, together.
         window = candidates[begin : begin + WINDOW]
         ends = np.fromiter((at[pk] for pair in window for pk in pair), dtype=np.int64,
                            count=2 * len(window)).reshape(-1, 2)
-        counts = fast.pair_counts_many(laid, offsets, ends[:, 0], ends[:, 1], *index).tolist()
-        sizes = np.diff(offsets)
-        union_of = (sizes[ends[:, 0]] + sizes[ends[:, 1]]).tolist()
-        kept = []
-        for (left, right), (shared, shared_t), both in zip(window, counts, union_of, strict=True):
-            union = both - shared
-            score = shared / union if union else 0.0
-            if score < floor:
-                below_floor += 1
-            else:
-                kept.append((left, right, shared, shared_t, union, score))
-        texts.prepare({pk for row in kept for pk in row[:2]})
-        counted = sorted({pk for row in kept for pk in row[:2] if pk not in in_template})
-        in_template.update(zip(counted, fast.template_count_many(
-            laid, offsets, np.array([at[pk] for pk in counted], dtype=np.int64), *index).tolist(), strict=True))
+        counts = fast.pair_counts_many(laid, offsets, ends[:, 0], ends[:, 1], *index)
+        union = sizes[ends[:, 0]] + sizes[ends[:, 1]] - counts[:, 0]
+        score = np.divide(counts[:, 0], union, out=np.zeros(len(window)), where=union > 0)
+        keep = np.flatnonzero(score >= floor)
+        below_floor += len(window) - keep.size
+        ends, counts, union, score = ends[keep], counts[keep], union[keep], score[keep]
+        ends[rank[ends[:, 0]] > rank[ends[:, 1]]] = ends[rank[ends[:, 0]] > rank[ends[:, 1]]][:, ::-1]
+        involved = np.unique(ends)
+        texts.prepare(set(pk_of[involved].tolist()))
+        todo = involved[in_template[involved] < 0]
+        in_template[todo] = fast.template_count_many(laid, offsets, todo, *index)
+        # As explain.template_scores: the template share of what they share, and Jaccard without templates.
+        rest = union - in_template[ends[:, 0]] - in_template[ends[:, 1]] + counts[:, 1]
+        estimates = np.count_nonzero(np.stack([signatures[pk] for pk in pk_of[ends[:, 0]].tolist()])
+                                     == np.stack([signatures[pk] for pk in pk_of[ends[:, 1]].tolist()]),
+                                     axis=1) / config.num_perm if keep.size else []
         items, scores = [], []
-        for left, right, shared, shared_t, union, score in kept:
-            # As explain.template_scores: the template share of what they share, and Jaccard without templates.
-            rest = union - in_template[left] - in_template[right] + shared_t
-            share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest if rest else None)
-            if doc_ids[left] > doc_ids[right]:
-                left, right = right, left
+        for (left, right), (shared, shared_t), rest_, score_, estimate in zip(
+                pk_of[ends].tolist(), counts.tolist(), rest.tolist(), score.tolist(), list(estimates), strict=True):
+            share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest_ if rest_ else None)
             # At or above the threshold, or the same text under the strongest fold (a copy the run's policy keeps
             # apart, Persian digits under nfkc): the whole evidence now.
-            whole = score >= threshold or texts.same_under_strongest_fold(left, right)
+            whole = score_ >= threshold or texts.same_under_strongest_fold(left, right)
             items.append(evidence.NearItem(texts.prepared(left), texts.prepared(right), hashes[left], hashes[right],
-                                           facts[left], facts[right], score, (share, without), shared, whole))
-            scores.append((left, right, score, share, without))
-        for (left, right, score, share, without), found in zip(scores, evidence.for_near_many(items, scratch),
-                                                                strict=True):
-            pairs.append(NearPair(left, right, score, minhash.estimate(signatures[left], signatures[right]), share,
-                                  without, [list(s) for s in found["signals"]], found))
+                                           facts[left], facts[right], score_, (share, without), shared, whole))
+            scores.append((left, right, score_, float(estimate), share, without))
+        for (left, right, score_, estimate, share, without), found in zip(
+                scores, evidence.for_near_many(items, scratch), strict=True):
+            pairs.append(NearPair(left, right, score_, estimate, share, without, [list(s) for s in found["signals"]],
+                                  found))
         report(min(1.0, (begin + WINDOW) / len(candidates)), "verify")
     report(1.0, "verify")
     pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
