@@ -39,6 +39,7 @@ def main() -> None:
     parser.add_argument("--single", action="store_true", help="the corpus of one variant a kind (before issue 38)")
     parser.add_argument("--policy", default="persian-arabic-fold-v1")
     parser.add_argument("--learn", action="store_true", help="also learn a model from the labels (--single)")
+    parser.add_argument("--wrong", action="store_true", help="also list every stored pair suggested wrongly")
     args = parser.parse_args()
 
     import django
@@ -77,6 +78,8 @@ def main() -> None:
     report([x for x in labels if x["held_out"]], found, "kind", title="kind, held out")
     report(labels, found, "split")
     report(labels, found, "language")
+    if args.wrong:
+        wrong(labels, found)
 
 
 def _run(records: list[dict], name: str, policy: str):
@@ -147,6 +150,22 @@ def report(labels: list[dict], found: dict, by: str, title: str = "") -> dict:
         print(_line(name, row, width))
     print(_line("all", total, width))
     return rows
+
+
+def wrong(labels: list[dict], found: dict) -> None:
+    """Each stored pair whose suggestion is not its label's, with what its evidence says."""
+    print("\nwrongly suggested")
+    for label in labels:
+        pair = found.get(frozenset((label["left_id"], label["right_id"])))
+        if pair is None or pair.suggested_verdict == label["expected"]:
+            continue
+        e = pair.evidence
+        print(f"{label['variant']} {label['left_id']} {label['right_id']}: {pair.suggested_verdict} "
+              f"({pair.suggestion_confidence:.2f}) for {label['expected']}; Jaccard {pair.jaccard:.2f}, "
+              f"template share {e.get('template_share')}, where {e.get('shared_where')} {e.get('shared_edges')}, "
+              f"quoted {e.get('quoted')}, boilerplate {e.get('boilerplate')}, rest {e.get('rest_left')}/"
+              f"{e.get('rest_right')} alike {e.get('rest_similarity')}, changed {e.get('changed_share')}, "
+              f"signals {e.get('signals')}")
 
 
 def _line(name: str, row: dict, width: int = 16) -> str:

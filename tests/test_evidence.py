@@ -375,6 +375,30 @@ def test_a_shared_block_in_quotation_marks_is_a_quotation_even_at_the_edges():
     assert suggest.suggest(e).verdict == "public-quote"
 
 
+QUOTATION = ("Install five copies of the tool before the upgrade, and keep the old one until every copy has been "
+             "checked by the team that runs the archive.")
+
+
+def test_a_quotation_is_read_as_quoted_when_a_shared_token_stands_just_before_its_mark():
+    # Both texts happen to have "°C." just before it: the shared block starts there, one token before the mark.
+    left = f"{BODY_A} Keep the room between 15 °C and 21 °C.\n\n{QUOTATION}"
+    right = f"Keep it at 42 °C.\n\n“{QUOTATION}”\n\nConflicting commands."
+    e = evidence_of(left, right)
+    assert e.quoted and e.shared_blocks[0][2] == right.index("°C")
+    assert suggest.suggest(e).verdict == "public-quote"
+
+
+def test_a_marked_quotation_frequent_in_the_corpus_is_still_a_quotation():
+    # Many texts quoting the same words make them corpus-frequent: template share alone does not make a template.
+    import dataclasses
+
+    left = f"{BODY_A} Keep the room between 15 °C and 21 °C.\n\n{QUOTATION}"
+    right = f"Keep it at 42 °C.\n\n“{QUOTATION}”\n\nConflicting commands."
+    frequent = dataclasses.replace(evidence_of(left, right), template_share=0.56, jaccard_without_template=0.1)
+    assert suggest.suggest(frequent).verdict == "public-quote"
+    assert suggest.suggest(dataclasses.replace(frequent, quoted=False)).verdict == "keep-both"
+
+
 LICENCE_ZH = "版权所有，保留一切权利。未经许可，禁止转载、复制或分发本文的任何部分，本软件按原样提供，不作任何担保。"
 LICENCE_FA = ("کلیه حقوق این اثر محفوظ است. هرگونه بازنشر یا کپی بدون مجوز کتبی ممنوع است و مسئولیت استفاده با "
               "خواننده است.")
@@ -393,7 +417,8 @@ def _layouts(rng) -> list[tuple[str, str]]:
         out += [(f"{block}\n\n{BODY_A}", f"{BODY_B}\n\n{block}"),
                 (f"{block}\n\n{BODY_A}\n\n{block}", f"{block} {BODY_B}"),
                 (f"{BODY_A} {block} {BODY_B}", f"{block}\n\nWe print it here."),
-                (f"{BODY_A}\n{left}", f"{right}\n{BODY_B}")]
+                (f"{BODY_A}\n{left}", f"{right}\n{BODY_B}"),
+                (f"{BODY_A} 21 °C.\n\n{block}", f"42 °C.\n\n“{block}”\n\n{BODY_B}")]
     return out
 
 

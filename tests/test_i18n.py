@@ -113,3 +113,20 @@ def test_the_stylesheet_mirrors_in_a_right_to_left_language():
     physical = re.findall(r"(?:margin|padding|border)-(?:left|right)|(?<![\w-])(?:left|right)\s*:|"
                           r"text-align:\s*(?:left|right)|float:\s*(?:left|right)", css)
     assert physical == [], "use logical properties (margin-inline-start, inset-inline-end, text-align: start)"
+
+
+@pytest.mark.parametrize("lang", ["fa", "zh-hans"])
+def test_every_fixed_reason_the_rules_write_is_shown_in_the_editors_language(lang):
+    import inspect
+
+    from django.utils import translation
+
+    from screening.engine import overlap, suggest
+    from screening.runs import reasons
+
+    # The rules' own words: each quoted phrase of the suggestion and overlap modules that reasons.py knows.
+    written = set(re.findall(r'"([a-z][^"{}%]+)"', inspect.getsource(suggest) + inspect.getsource(overlap)))
+    fixed = [text for text in reasons._FIXED if text in written]
+    assert "it stands in quotation marks" in fixed and len(fixed) >= 8
+    with translation.override(lang):
+        assert all(reasons.shown_reason(text) != text for text in fixed)

@@ -39,7 +39,7 @@ privacy cookies policy subscribe unsubscribe newsletter sitemap navigation menu 
 sincerely regards attribution noncommercial commons gpl mit apache bsd gnu software express implied
 patent grant royalty sublicense terminate termination litigation lawsuit jurisdiction endorse acknowledge
 affiliates notwithstanding hereunder statutory irrevocable perpetual indemnif distribute distribution
-advertising limitation whatsoever
+advertising limitation whatsoever contributor
 حق حقوق محفوظ نشر بازنشر کپی‌رایت کپیرایت مجوز پروانه ضمانت تضمین مسئولیت مسئولیتی شرایط قوانین حریم خصوصی
 سلب اطلاعیه توزیع اشتراک لغو ارادتمند احترام محرمانه مجاز غیرمجاز ممنوع اجازه استفاده منتشر
 版权 许可 授权 担保 保证 免责 声明 条款 条件 隐私 保留 权利 所有 责任 商标 协议 订阅 退订 联系 首页 导航
@@ -153,11 +153,20 @@ def _boilerplate(lp: revision.Prepared, blocks: list[tuple[int, int, int, int]])
 _SPACE = re.compile(r"\s*")
 
 
-def _quoted(text: str, start: int, end: int) -> bool:
-    """Whether quotation marks open before the span and close after it (spaces between allowed; a mark inside
-    the first or last few characters counts, as a block ends at its last word)."""
-    return not (_QUOTES.isdisjoint(text[max(0, start - 3):start + 1])
-                or _QUOTES.isdisjoint(text[max(start, end - 1):end + 3]))
+def _quoted(text: str, start: int, end: int, opened: int, closed: int) -> bool:
+    """Whether quotation marks open before the span and close after it (spaces between allowed): the opening
+    mark among the three characters before it or before its second token (`opened`), the closing one after its
+    last token but one (`closed`) or among the three after it. A token the texts happen to share just outside
+    the marks (`°C “…”`) then starts or ends the block, and it is still the quotation."""
+    return not (_QUOTES.isdisjoint(text[max(0, start - 3):opened]) or _QUOTES.isdisjoint(text[closed:end + 3]))
+
+
+def _inner(toks: revision.TokenList, i1: int, i2: int) -> tuple[int, int]:
+    """Where a block's second token starts and its last but one ends (_quoted's `opened`, `closed`)."""
+    start, end = int(toks.starts[i1]), int(toks.ends[i2 - 1])
+    if i2 - i1 > 1:
+        return int(toks.starts[i1 + 1]), int(toks.ends[i2 - 2])
+    return start + 1, max(start, end - 1)
 
 
 SIDES = {0: "", tokdiff.EDGE_TOP: "top", tokdiff.EDGE_BOTTOM: "bottom",
@@ -240,7 +249,9 @@ def analyse_reference(lp: revision.Prepared, rp: revision.Prepared, tiled: np.nd
         sorted(spans, key=lambda s: s[0] - s[1])[:5], sum(s[1] - s[0] for s in spans), rest,
         _rest_similarity(lt.hashes, rt.hashes, lfree, rfree) if judged else None,
         where == "edges" and _boilerplate(lp, blocks),  # the words matter only for a header or footer
-        judged and any(_quoted(lp.text, s[0], s[1]) or _quoted(rp.text, s[2], s[3]) for s in spans),
+        judged and any(_quoted(lp.text, s[0], s[1], *_inner(lt, i1, i2))
+                       or _quoted(rp.text, s[2], s[3], *_inner(rt, j1, j2))
+                       for s, (i1, i2, j1, j2) in zip(spans, blocks, strict=True)),
     )
 
 

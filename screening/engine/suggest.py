@@ -49,6 +49,7 @@ OWN_REST = 0.15  # each text keeps at least this share of its tokens outside the
 # ...or this much inside a frame (the shared text at the top and the bottom of both): a body between a licence
 # printed twice, each copy up to twice the body's length, is a text of its own, however short beside them.
 FRAMED_REST = 0.05
+QUOTED_SHARE = 0.3  # of the shorter text in a block set in quotation marks: a quotation, marked as one
 
 
 def _shared_text(e: Evidence) -> str:
@@ -59,9 +60,10 @@ def _shared_text(e: Evidence) -> str:
 def _template(e: Evidence) -> Suggestion | None:
     """Two texts under a shared header or footer: the shared text at the edges of both, two remainders of
     their own written apart, and the shared text boilerplate by its words, by corpus frequency or by its
-    shape (at the top and the bottom of both). Not when it stands in quotation marks."""
+    shape (at the top and the bottom of both). Not when it stands in quotation marks: a quotation many texts
+    make is frequent in the corpus too."""
     without = e.jaccard_without_template
-    if e.template_share is not None and e.template_share >= 0.5 and (without or 0) < 0.3:
+    if not e.quoted and e.template_share is not None and e.template_share >= 0.5 and (without or 0) < 0.3:
         return Suggestion(KEEP, 0.9, (f"{e.template_share:.0%} of what they share is template text",
                                       "different texts under a shared template"))
     if e.shared_where != "edges" or e.quoted or e.rest_similarity is None:
@@ -74,6 +76,15 @@ def _template(e: Evidence) -> Suggestion | None:
         why = "it reads as boilerplate" if e.boilerplate else "a frame at the top and bottom of both" if framed \
             else f"{e.template_share:.0%} of it is template text"
         return Suggestion(KEEP, 0.9, (_shared_text(e), why, "different texts under a shared header or footer"))
+    return None
+
+
+def _marked_quotation(e: Evidence) -> Suggestion | None:
+    """A shared block set in quotation marks in one of the texts, and a fair part of the shorter one: the marks
+    say it is quoted, however little of the rest either text shares."""
+    if e.quoted and e.containment >= QUOTED_SHARE:
+        return Suggestion(QUOTE, 0.85, (_shared_text(e), "it stands in quotation marks",
+                                        f"{e.containment:.0%} of the shorter text is found in the longer one"))
     return None
 
 
@@ -113,6 +124,8 @@ def suggest(e: Evidence) -> Suggestion:
                                         f"changes", *_provenance(e)))
     if (template := _template(e)) is not None:
         return template
+    if (quotation := _marked_quotation(e)) is not None:
+        return quotation
     # A quotation: much of one text is found in the other, while the rest was not revised but written anew.
     if e.containment >= 0.5 and (e.length_ratio < 0.7 or e.changed_share > SMALL_CHANGE):
         return Suggestion(QUOTE, 0.85, (f"{e.containment:.0%} of the shorter text is found in the longer one",
@@ -127,6 +140,8 @@ def _below_threshold(e: Evidence) -> Suggestion:
     a revision does, so what they share is a template, a quotation or a coincidence."""
     if (template := _template(e)) is not None:
         return template
+    if (quotation := _marked_quotation(e)) is not None:
+        return quotation
     if e.containment >= 0.5:
         return Suggestion(QUOTE, 0.85, (f"{e.containment:.0%} of the shorter text is found in the longer one",
                                         f"Jaccard only {e.jaccard:.2f}"))

@@ -797,7 +797,7 @@ def located_blocks(lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, ren
     common, rows, spans, top, chars, lfree, rfree, edged, lsides, rsides, moved, lkeys, rkeys, both = shared_blocks(
         lsorted, rsorted, lh, rh, tiled, lstarts, lends, rstarts, rends, join, share, least, major)
     return (common, rows, top, chars, lfree, rfree, edged, lsides, rsides, moved, lkeys, rkeys, both,
-            quoted(spans, lquotes, rquotes))
+            quoted(spans, rows, lstarts, lends, rstarts, rends, lquotes, rquotes))
 
 
 @njit(cache=True, nogil=True)
@@ -839,17 +839,24 @@ def tiled_blocks(lh, rh, lkeys, rindex, m, anchors, lsorted, rsorted, lstarts, l
 
 
 @njit(cache=True, nogil=True)
-def quoted(spans, lquotes, rquotes):
-    """Whether a span [left start, end, right start, end] stands in quotation marks in either text: a mark
-    among the three characters before its start or its first, and one among its last or the three after its
-    end (overlap._quoted; `lquotes`, `rquotes` the sorted positions of the marks in each text)."""
+def quoted(spans, rows, lstarts, lends, rstarts, rends, lquotes, rquotes):
+    """Whether a block (character spans [left start, end, right start, end], token rows [i1, i2, j1, j2])
+    stands in quotation marks in either text: a mark among the three characters before it or before its
+    second token, and one after its last token but one or among the three after its end (overlap._quoted;
+    `lquotes`, `rquotes` the sorted positions of the marks in each text). A token the texts happen to share
+    just outside the marks (`°C “…”`) then starts or ends the block, and it is still the quotation."""
     for b in range(spans.shape[0]):
         for side in range(2):
             marks = lquotes if side == 0 else rquotes
+            starts = lstarts if side == 0 else rstarts
+            ends = lends if side == 0 else rends
             start, end = spans[b, 2 * side], spans[b, 2 * side + 1]
+            i1, i2 = rows[b, 2 * side], rows[b, 2 * side + 1]
+            opened = starts[i1 + 1] if i2 - i1 > 1 else start + 1
+            closed = ends[i2 - 2] if i2 - i1 > 1 else max(start, end - 1)
             lo = np.searchsorted(marks, max(0, start - 3))
-            if lo < marks.shape[0] and marks[lo] < start + 1:
-                at = np.searchsorted(marks, max(start, end - 1))
+            if lo < marks.shape[0] and marks[lo] < opened:
+                at = np.searchsorted(marks, closed)
                 if at < marks.shape[0] and marks[at] < end + 3:
                     return True
     return False
@@ -1033,7 +1040,8 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
             o[P_MOVED] = out_of_order(tiled)
             if lfree * 100 > 9 * nl or rfree * 100 > 9 * nr:
                 o[P_LKEYS], o[P_RKEYS], o[P_BOTH] = rest_pairs(lh, rh, tiled)
-                o[P_QUOTED] = quoted(spans, quotes[docs[left, 4]:docs[left, 5]], quotes[docs[right, 4]:docs[right, 5]])
+                o[P_QUOTED] = quoted(spans, rows, lst, len_, rst, ren, quotes[docs[left, 4]:docs[left, 5]],
+                                     quotes[docs[right, 4]:docs[right, 5]])
         lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
         o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
         o[P_TOP], o[P_TOP_AT] = top.shape[0], n_tops

@@ -21,6 +21,7 @@ _FIXED = {text: text for text in (
     gettext_noop("different texts under a shared header or footer"),
     gettext_noop("different texts under a shared template"),
     gettext_noop("it reads as boilerplate"),
+    gettext_noop("it stands in quotation marks"),
     gettext_noop("a frame at the top and bottom of both"),
     gettext_noop("another source"),
     gettext_noop("same source"),
