@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
 from dedup_site import progress
+from dedup_site.numerals import LocalCount
 from dedup_site.queues import QueueUnavailable, enqueue, listening_workers
 
 
@@ -73,4 +74,5 @@ def waiting_hint() -> str:
     if workers == 0:
         return gettext("no worker is taking jobs yet: a starting worker warms up for a few seconds; if this "
                        "stays, start one with “python manage.py worker” (make run starts one)")
-    return ngettext("waiting for the worker", "waiting for one of %(count)s workers", workers) % {"count": workers}
+    return ngettext("waiting for the worker", "waiting for one of %(count)s workers", workers) % {
+        "count": LocalCount(workers)}

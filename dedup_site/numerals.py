@@ -23,6 +23,23 @@ def local_digits(text: str, language: str) -> str:
     return _DECIMAL_POINT.sub("٫", text).translate(PERSIAN_DIGITS)
 
 
+class LocalCount(int):
+    """A count that writes itself in the interface language's digits wherever it becomes text (str, format, %s)
+    and stays a number everywhere else: `blocktranslate count` and ngettext choose the plural form from the
+    number, and the sentence shows it as the language writes it, leaving the sentence's other words (names,
+    identifiers, addresses) as they are."""
+
+    def __str__(self) -> str:
+        from django.utils import translation
+
+        return local_digits(int.__repr__(self), translation.get_language() or "")
+
+    def __format__(self, spec: str) -> str:
+        from django.utils import translation
+
+        return local_digits(int.__format__(self, spec), translation.get_language() or "")
+
+
 def jalali(instant: dt.datetime | dt.date, fmt: str) -> str:
     """`instant` (already in the time zone to show) in the Jalali calendar, `fmt` in Django's date letters
     (Y m d H i s and punctuation only)."""

@@ -20,6 +20,7 @@ from dedup_site import accounts, background
 from dedup_site.http import id_param
 from dedup_site.links import link
 from dedup_site.messages import form_errors
+from dedup_site.numerals import LocalCount
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
 from review import decisions, selectors, services
@@ -210,7 +211,8 @@ def undo(request):
         messages.success(request, ngettext(
             "Withdrew your {kind} decision #{pk}: {n} judgement withdrawn (every record is kept).",
             "Withdrew your {kind} decision #{pk}: {n} judgements withdrawn (every record is kept).",
-            withdrawal.judgements).format(kind=undone.kind, pk=undone.pk, n=withdrawal.judgements))
+            withdrawal.judgements).format(kind=undone.kind, pk=LocalCount(undone.pk),
+                                          n=LocalCount(withdrawal.judgements)))
         if undone.kind == ReviewAction.Kind.CLUSTER:
             return redirect("review:cluster", run_id=undone.run_id, number=undone.cluster)
         return redirect(f"{link('review:queue')}?{carried}")
@@ -257,7 +259,7 @@ def leases_release(request):  # anyone logged in: the service allows one's own, 
     else:
         done = ngettext("Released %(count)s of %(reviewer)s's pair.", "Released %(count)s of %(reviewer)s's pairs.",
                         released)
-    messages.success(request, done % {"count": released, "reviewer": reviewer.get_username()})
+    messages.success(request, done % {"count": LocalCount(released), "reviewer": reviewer.get_username()})
     if run_id and reviewer.pk != request.user.pk:
         return redirect("review:dashboard", run_id=run_id)
     return redirect(link("review:queue"))
@@ -355,7 +357,7 @@ def labels_from_verdicts(request, pk):
         return redirect(run)
     messages.success(request, ngettext(
         "Label set {name}: {size} settled pair.", "Label set {name}: {size} settled pairs.",
-                                       label_set.size).format(name=label_set.name, size=label_set.size))
+                                       label_set.size).format(name=label_set.name, size=LocalCount(label_set.size)))
     return redirect(f"{link('screening:evaluation', run.pk)}?labels={label_set.pk}")
 
 
@@ -487,7 +489,8 @@ def cluster_decide(request, run_id, number):
     messages.success(request, ngettext("Cluster {number}: {n} judgement recorded ({counts}), keeping {keeper}.",
                                        "Cluster {number}: {n} judgements recorded ({counts}), keeping {keeper}.",
                                        action.judgements).format(
-        number=number, n=action.judgements, counts=counts, keeper=action.selection["keeper_doc_id"]))
+        number=LocalCount(number), n=LocalCount(action.judgements), counts=counts,
+        keeper=action.selection["keeper_doc_id"]))
     return redirect(f"{link('review:cluster_next', run.pk)}?after={number}")
 
 

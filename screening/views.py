@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from dedup_site import background, buckets, progress
 from dedup_site.http import id_param, safe_next
 from dedup_site.messages import form_errors
+from dedup_site.numerals import LocalCount
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import START_RUN, UPLOAD, permission_required
 from screening import charts, evaluation, runs, suggestions
@@ -96,7 +97,8 @@ def checking_languages(upload: Upload) -> str:
     # The corpus page's words for it (templates/screening/corpus_detail.html), one catalog entry for both.
     return ngettext("checking languages: %(done)s of %(counter)s document",
                     "checking languages: %(done)s of %(counter)s documents",
-                    upload.document_count) % {"done": upload.language_check_done, "counter": upload.document_count}
+                    upload.document_count) % {"done": LocalCount(upload.language_check_done),
+                                              "counter": LocalCount(upload.document_count)}
 
 
 @require_GET

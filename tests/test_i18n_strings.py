@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from dedup_site.numerals import jalali, local_digits
+from dedup_site.numerals import LocalCount, jalali, local_digits
 from review.sheets import sheet_exports, signing
 from screening.models import CandidatePair
 from tests.factories import copies_run
@@ -96,6 +96,19 @@ def test_persian_digits_only_in_the_persian_interface():
     assert local_digits("v1.2.3", "en") == "v1.2.3"
 
 
+def test_a_count_is_a_number_written_in_the_interface_digits():
+    from django.utils import translation
+
+    count = LocalCount(1204)
+    with translation.override("fa"):
+        percent = "%(n)s" % {"n": count}  # noqa: UP031 - the catalogs' own placeholders
+        assert (str(count), f"{count:,}", percent, count + 1) == ("۱۲۰۴", "۱,۲۰۴", "۱۲۰۴", 1205)
+        assert translation.ngettext("%(n)s document", "%(n)s documents", LocalCount(1)) % {"n": LocalCount(1)} \
+            == translation.ngettext("%(n)s document", "%(n)s documents", 1) % {"n": "۱"}
+    with translation.override("zh-hans"):
+        assert (str(count), f"{count:,}") == ("1204", "1,204")
+
+
 def test_jalali_dates():
     assert jalali(dt.datetime(2024, 3, 20, 14, 5), "Y-m-d H:i") == "1403-01-01 14:05"  # Nowruz 1403
     assert jalali(dt.date(2026, 12, 6), "Y-m-d") == "1405-09-15"
@@ -113,6 +126,12 @@ def test_the_run_page_writes_its_counts_and_dates_in_persian_digits(import_recor
     corpus_page = client.get(run.corpus.get_absolute_url()).content.decode()
     size = run.corpus.uploads.get().source.size
     assert f'<td class="num">{local_digits(str(size), "fa")}\xa0بایت</td>' in corpus_page  # an upload's size
+    # A count inside a sentence with plural forms, and the run's summary, in Persian digits as well.
+    count = run.corpus.uploads.get().document_count
+    with translation.override("fa"):
+        added = translation.ngettext("%(counter)s document added", "%(counter)s documents added", count)
+    assert added % {"counter": local_digits(str(count), "fa")} in corpus_page
+    assert added % {"counter": count} not in corpus_page
     settings.JALALI_DATES = True
     page = client.get(run.get_absolute_url()).content.decode()
     assert local_digits(jalali(run.created_at, "Y-m-d"), "fa") in page and created not in page

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 
-from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import get_language, gettext, gettext_noop, ngettext
+
+from dedup_site.numerals import local_digits
 
 _PLACES = {"at the top": gettext_noop("at the top"), "at the bottom": gettext_noop("at the bottom"),
            "at the top and the bottom": gettext_noop("at the top and the bottom")}
@@ -48,12 +50,17 @@ _PATTERNS = [(re.compile(pattern), message) for pattern, message in (
 )]
 
 
+def _digits(number: str) -> str:
+    """A number of the stored English words (`12%`, `0.37`, `1,204`) in the interface language's digits."""
+    return local_digits(number, get_language() or "")
+
+
 def _shared(text: str) -> str:
     """overlap.describe's words: `nearly all of both texts (2 blocks)`, `612 characters in 1 block at the top
     of both; the rest shares 3% of word pairs`."""
     if match := re.fullmatch(r"nearly all of both texts \((\d+) blocks?\)", text):
         return ngettext("nearly all of both texts ({n} block)", "nearly all of both texts ({n} blocks)",
-                        int(match[1])).format(n=match[1])
+                        int(match[1])).format(n=_digits(match[1]))
     match = re.fullmatch(r"(?P<chars>[\d,]+) characters in (?P<n>\d+) blocks? (?P<spot>.+?)"
                          r"(?:; the rest shares (?P<rest>\d+%) of word pairs)?", text)
     if not match:
@@ -67,9 +74,9 @@ def _shared(text: str) -> str:
     else:
         spot = gettext(_FIXED[spot]) if spot in _FIXED else spot
     shown = ngettext("{chars} characters in {n} block {spot}", "{chars} characters in {n} blocks {spot}",
-                     int(match["n"])).format(n=match["n"], chars=match["chars"], spot=spot)
+                     int(match["n"])).format(n=_digits(match["n"]), chars=_digits(match["chars"]), spot=spot)
     if match["rest"]:
-        shown += gettext("; the rest shares {share} of word pairs").format(share=match["rest"])
+        shown += gettext("; the rest shares {share} of word pairs").format(share=_digits(match["rest"]))
     return shown
 
 
@@ -84,13 +91,15 @@ def shown_reason(text: str) -> str:
             order=gettext(_ORDERS.get(match[1], match[1])))
     if match := re.fullmatch(r"the same words in another order: (\d+) blocks? moved", text):
         return ngettext("the same words in another order: {n} block moved",
-                        "the same words in another order: {n} blocks moved", int(match[1])).format(n=match[1])
+                        "the same words in another order: {n} blocks moved", int(match[1])).format(n=_digits(match[1]))
     if match := re.fullmatch(r"(\w+) (.+ → .+)", text):
         if match[1] in _SIGNALS:
             return f"{gettext(_SIGNALS[match[1]])} {match[2]}"
     for pattern, message in _PATTERNS:
         if match := pattern.fullmatch(text):
-            return gettext(message).format(**match.groupdict())
+            # The numbers in the language's digits; language tags (a, b) as written.
+            return gettext(message).format(**{name: _digits(value) if name in ("share", "j") else value
+                                              for name, value in match.groupdict().items()})
     return text
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from django.utils.translation import gettext, ngettext
 
+from dedup_site.numerals import LocalCount
 from dedup_site.prepared import Prepared
 from screening.engine import evidence, langcheck, overlap, suggest
 from screening.models import CandidatePair, Document, ScreeningRun
@@ -49,36 +50,37 @@ def run_summary(run: ScreeningRun) -> str:
         return gettext("run {pk} is {status}").format(pk=run.pk, status=gettext(run.status))
     documents = s.get("documents", 0)
     parts = [ngettext("run {pk} complete: {n} document", "run {pk} complete: {n} documents", documents).format(
-        pk=run.pk, n=documents)]
+        pk=run.pk, n=LocalCount(documents))]
     if run.exact:
         groups, grouped = s.get("exact_groups", 0), s.get("exact_grouped_documents", 0)
         singletons, pairs = s.get("exact_singletons", 0), s.get("exact_pairs", 0)
         parts.append(", ".join([
             ngettext("exact pass: {n} group of 2+ covering", "exact pass: {n} groups of 2+ covering", groups).format(
-                n=groups) + " " + ngettext("{n} document", "{n} documents", grouped).format(n=grouped),
-            ngettext("{n} singleton", "{n} singletons", singletons).format(n=singletons),
-            ngettext("{n} candidate pair", "{n} candidate pairs", pairs).format(n=pairs)]))
+                n=LocalCount(groups)) + " " + ngettext("{n} document", "{n} documents", grouped).format(
+                n=LocalCount(grouped)),
+            ngettext("{n} singleton", "{n} singletons", singletons).format(n=LocalCount(singletons)),
+            ngettext("{n} candidate pair", "{n} candidate pairs", pairs).format(n=LocalCount(pairs))]))
     if run.near:
         n = s["near"]
         parts.append(gettext(
             "near pass: {signed} signed ({empty} without shingles), {candidates}, {stored} stored (Jaccard >= "
             "{floor}; {below} below), {above} at or above {threshold}").format(
-            signed=n["signed"], empty=n["empty"],
+            signed=LocalCount(n["signed"]), empty=LocalCount(n["empty"]),
             candidates=ngettext("{n} LSH candidate", "{n} LSH candidates", n["lsh_candidates"]).format(
-                n=n["lsh_candidates"]),
-            stored=ngettext("{n} pair", "{n} pairs", n["stored"]).format(n=n["stored"]),
+                n=LocalCount(n["lsh_candidates"])),
+            stored=ngettext("{n} pair", "{n} pairs", n["stored"]).format(n=LocalCount(n["stored"])),
             floor=run.config["near"]["storage_floor"], below=n["below_floor"], above=n["at_or_above_threshold"],
             threshold=run.config["near"]["threshold"]))
         if index := n.get("index"):
             new = index["new_documents"]
             parts.append(ngettext("incremental: built the LSH index ({n} document)",
-                                  "incremental: built the LSH index ({n} documents)", new).format(n=new)
+                                  "incremental: built the LSH index ({n} documents)", new).format(n=LocalCount(new))
                          if index["built_now"] else
                          ngettext("incremental: {n} new document looked up in the LSH index of {before}",
                                   "incremental: {n} new documents looked up in the LSH index of {before}",
-                                  new).format(n=new, before=index["indexed_before"]))
+                                  new).format(n=LocalCount(new), before=LocalCount(index["indexed_before"])))
     clusters = s.get("clusters", 0)
-    parts.append(ngettext("{n} cluster", "{n} clusters", clusters).format(n=clusters))
+    parts.append(ngettext("{n} cluster", "{n} clusters", clusters).format(n=LocalCount(clusters)))
     return "; ".join(parts)
 
 
@@ -150,7 +152,8 @@ def _located_rows(e: evidence.Evidence) -> list[tuple[str, str, bool]]:
     rows = [(gettext("Shared text"), shared + (f" ({', '.join(marks)})" if marks else ""), e.shared_where == "edges")]
     if (e.token_overlap or 0) >= suggest.SAME_WORDS and e.moved_blocks:
         rows.append((gettext("The same words in another order"),
-                     ngettext("{n} block moved", "{n} blocks moved", e.moved_blocks).format(n=e.moved_blocks), True))
+                     ngettext("{n} block moved", "{n} blocks moved", e.moved_blocks).format(
+                         n=LocalCount(e.moved_blocks)), True))
     return rows
 
 
