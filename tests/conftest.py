@@ -136,6 +136,17 @@ def write(tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _default_language_after():
+    """A request through the test client leaves its language active in this thread (LocaleMiddleware does not
+    put the last one back): a test after a Chinese page would otherwise read its services' refusals in
+    Chinese."""
+    yield
+    from django.utils import translation
+
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _own_sources_dir(settings, tmp_path):
     """Each test stores sources in its own folder, so a tampering test cannot leak into another."""
     settings.SOURCES_DIR = tmp_path / "sources"
