@@ -286,9 +286,7 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     texts = _Texts(bodies, config)
     at = {pk: d for d, pk in enumerate(hashes)}
     pk_of = np.fromiter(hashes, dtype=np.int64, count=len(hashes))
-    # A document's place in doc_id order: which of a pair is left, for a window at once.
-    rank = np.empty(len(pk_of), dtype=np.int64)
-    rank[sorted(range(len(pk_of)), key=lambda d: doc_ids[int(pk_of[d])])] = np.arange(len(pk_of))
+    rank = _in_doc_id_order(pk_of, doc_ids)
     sizes = np.diff(offsets)
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
     # needed only once it is in a pair above the floor (-1 until then).
@@ -315,12 +313,10 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
         in_template[todo] = fast.template_count_many(laid, offsets, todo, *index)
         # As explain.template_scores: the template share of what they share, and Jaccard without templates.
         rest = union - in_template[ends[:, 0]] - in_template[ends[:, 1]] + counts[:, 1]
-        estimates = np.count_nonzero(np.stack([signatures[pk] for pk in pk_of[ends[:, 0]].tolist()])
-                                     == np.stack([signatures[pk] for pk in pk_of[ends[:, 1]].tolist()]),
-                                     axis=1) / config.num_perm if keep.size else []
+        estimates = _estimates(signatures, pk_of[ends[:, 0]].tolist(), pk_of[ends[:, 1]].tolist(), config.num_perm)
         items, scores = [], []
         for (left, right), (shared, shared_t), rest_, score_, estimate in zip(
-                pk_of[ends].tolist(), counts.tolist(), rest.tolist(), score.tolist(), list(estimates), strict=True):
+                pk_of[ends].tolist(), counts.tolist(), rest.tolist(), score.tolist(), estimates, strict=True):
             share, without = (shared_t / shared if shared else None), ((shared - shared_t) / rest_ if rest_ else None)
             # At or above the threshold, or the same text under the strongest fold (a copy the run's policy keeps
             # apart, Persian digits under nfkc): the whole evidence now.
@@ -336,6 +332,22 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     report(1.0, "verify")
     pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
     return pairs, below_floor
+
+
+def _in_doc_id_order(pk_of: np.ndarray, doc_ids: dict[int, str]) -> np.ndarray:
+    """Each document's place in doc_id order: which of a pair is left, for a window at once."""
+    rank = np.empty(len(pk_of), dtype=np.int64)
+    rank[sorted(range(len(pk_of)), key=lambda d: doc_ids[int(pk_of[d])])] = np.arange(len(pk_of))
+    return rank
+
+
+def _estimates(signatures: dict[int, np.ndarray], lefts: list[int], rights: list[int], num_perm: int
+               ) -> list[float]:
+    """The MinHash estimate of each pair (minhash.estimate's), a window's in one comparison."""
+    if not lefts:
+        return []
+    same = np.stack([signatures[pk] for pk in lefts]) == np.stack([signatures[pk] for pk in rights])
+    return (np.count_nonzero(same, axis=1) / num_perm).tolist()
 
 
 def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: minhash.NearConfig, **stats
