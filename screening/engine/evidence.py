@@ -122,11 +122,14 @@ def for_near(left_text: str | revision.Prepared, right_text: str | revision.Prep
              template: tuple[float | None, float | None] = (None, None), shared: int | None = None) -> Evidence:
     """The evidence of a verified near pair, from both texts (raw, or prepared once for many pairs) and their
     shingle-hash sets (`shared`: their intersection's size, when the caller counted it). "The same once
-    normalised" is a token diff with no change at all."""
+    normalised" is a token diff with no change at all; two texts of the same tokens in another order carry no
+    revision signal (a signal there is two moved stretches the alignment set side by side)."""
     lp, rp = revision.prepare(left_text), revision.prepare(right_text)
     shared = fast.intersection_size(left_hashes, right_hashes) if shared is None else shared
     where, tiled = located(lp, rp)
     comparison = revision.compare(lp, rp, tiled)
+    if where["token_overlap"] == 1.0:
+        comparison = revision.Comparison([], comparison.changed_share, comparison.moved_share)
     longer = max(len(lp.text), len(rp.text)) or 1
     return Evidence(
         jaccard, shared / max(left_hashes.size, 1), shared / max(right_hashes.size, 1),
@@ -280,7 +283,7 @@ def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list
         elif diffed:
             changed_share, moved_share = changed / total, shifted / total
             same = changed_share == moved_share == 0
-            for i1, i2, j1, j2, examine in rows[at:at + nsignals]:
+            for i1, i2, j1, j2, examine in rows[at:at + nsignals] if 2 * common != total else ():
                 found = signal(lp, rp, i1, i2, j1, j2, examine)
                 if found is not None:
                     signals.append([found.kind, found.left, found.right])

@@ -397,8 +397,10 @@ def _gaps(a, b):
 
 
 @njit(cache=True, nogil=True)
-def _occurs(needle, hay, keys, head, after):
-    """Whether the sequence `needle` occurs contiguously in `hay` (indexed by _index)."""
+def _occurs(needle, hay, keys, head, after, core, size, hay_diff):
+    """Whether the sequence `needle` occurs contiguously in `hay` (indexed by _index) with a token of its core
+    (needle[core:core + size]) inside a differing stretch of `hay` (`hay_diff`): an occurrence that stayed in
+    place is the same words written again, not these moved there."""
     k = needle.shape[0]
     s = _first(keys, head, needle[0])
     while s >= 0:
@@ -409,7 +411,9 @@ def _occurs(needle, hay, keys, head, after):
                     ok = False
                     break
             if ok:
-                return True
+                for t in range(s + core, s + core + size):
+                    if hay_diff[t]:
+                        return True
         s = after[s]
     return False
 
@@ -429,13 +433,14 @@ def _long_moved(keys, i1, i2, other, share):
 
 
 @njit(cache=True, nogil=True)
-def _moved(h, i1, i2, other, index, keys, other_keys, small, share):
+def _moved(h, i1, i2, other, index, keys, other_keys, small, share, other_diff):
     if i1 == i2:
         return True
     if i2 - i1 > small:
         return _long_moved(keys, i1, i2, other_keys, share)
     lo, hi = max(i1 - 1, 0), min(i2 + 1, h.shape[0])
-    return hi - lo > i2 - i1 and _occurs(h[lo:hi], other, index[0], index[1], index[2])
+    return hi - lo > i2 - i1 and _occurs(h[lo:hi], other, index[0], index[1], index[2], i1 - lo, i2 - i1,
+                                         other_diff)
 
 
 @njit(cache=True, nogil=True)
@@ -445,6 +450,10 @@ def changes(lh, rh, lflags, rflags, small, share):
     2: only a one-for-one change of a word starting with ن, for the Persian negation check)."""
     gaps = _gaps(lh, rh)
     out = np.zeros((gaps.shape[0], 6), dtype=np.int64)
+    ldiff, rdiff = np.zeros(lh.shape[0], dtype=np.bool_), np.zeros(rh.shape[0], dtype=np.bool_)
+    for g in range(gaps.shape[0]):
+        ldiff[gaps[g, 0]:gaps[g, 1]] = True
+        rdiff[gaps[g, 2]:gaps[g, 3]] = True
     # Each side's runs of three, their index and the index of its tokens only once a stretch needs them (many
     # pairs need none).
     lkeys, rkeys = lh[:0], rh[:0]
@@ -463,7 +472,7 @@ def changes(lh, rh, lflags, rflags, small, share):
                 rgrams, have_r = _index(rkeys), True
         if i1 != i2 and i2 - i1 <= small and not have_ri:
             rindex, have_ri = _index(rh), True
-        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rgrams, small, share)
+        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rgrams, small, share, rdiff)
         if moved:
             if j2 - j1 > small:
                 if not have_lk:
@@ -474,7 +483,7 @@ def changes(lh, rh, lflags, rflags, small, share):
                     lgrams, have_l = _index(lkeys), True
             if j1 != j2 and j2 - j1 <= small and not have_li:
                 lindex, have_li = _index(lh), True
-            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lgrams, small, share)
+            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lgrams, small, share, ldiff)
         if moved:
             out[g, 4] = 1
             continue
@@ -810,9 +819,26 @@ def gram_index(h, m):
 @njit(cache=True, nogil=True)
 def moved_rows(rows, tiled, nl, nr, share):
     """Which differing stretches (changes' rows) only moved: marked so by changes, or with at least `share` of
-    their tokens on both sides inside tiles; and of all of them the tokens changed and the tokens moved (of a
-    stretch not moved as a whole, its tiled tokens moved and the rest changed): revision.compare's sums."""
-    lcov, rcov = covered(tiled, nl, 0), covered(tiled, nr, 1)
+    their tokens on both sides inside tiles whose other side lies in a differing stretch too; and of all of
+    them the tokens changed and the tokens moved (of a stretch not moved as a whole, those tiled tokens moved
+    and the rest changed): revision.compare's sums. A tile whose other side stayed in place is text written
+    again, not moved: a word added that makes a sentence read like another sentence of both texts (`is not
+    available`, found elsewhere in both) is a change."""
+    ldiff, rdiff = np.zeros(nl, dtype=np.bool_), np.zeros(nr, dtype=np.bool_)
+    for g in range(rows.shape[0]):
+        ldiff[rows[g, 0]:rows[g, 1]] = True
+        rdiff[rows[g, 2]:rows[g, 3]] = True
+    lcov, rcov = np.zeros(nl + 1, dtype=np.int64), np.zeros(nr + 1, dtype=np.int64)
+    for t in range(tiled.shape[0]):
+        i, j = tiled[t, 0], tiled[t, 1]
+        for k in range(tiled[t, 2]):
+            if ldiff[i + k] and rdiff[j + k]:
+                lcov[i + k + 1] += 1
+                rcov[j + k + 1] += 1
+    for x in range(nl):
+        lcov[x + 1] += lcov[x]
+    for x in range(nr):
+        rcov[x + 1] += rcov[x]
     moved = np.zeros(rows.shape[0], dtype=np.bool_)
     changed = shifted = 0
     for g in range(rows.shape[0]):
