@@ -565,6 +565,8 @@ def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, ke
         out = np.empty(room, dtype=np.uint64)  # each text's hashes are a view of it: a new one each pass
         stop = _keyed_chars(cp, offsets, first, t.kind, t.start, t.length, t.ccc, t.pool, t.alnum, t.pairs, t.simple,
                             spec.k, table, mask, scratch, out, ends, ok, done, spare, counts)
+        if first == 0 and stop == len(texts):  # one pass did them all (as almost always)
+            return _laid_out(texts, out, ends, ok, done, policy, spec, key)
         pos = 0
         for d in range(first, stop):
             if not ok[d]:
@@ -575,12 +577,32 @@ def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, ke
             pos = ends[d]
         if stop == first:  # this text alone folds longer than `out`: room for its widest fold
             room = t.widest * int(lengths[first]) + 64
-        elif first == 0 and stop == len(texts) and ok.all() and done.all():  # laid out already
-            offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-            offsets[1:] = ends
-            return found, out[: ends[-1]], offsets
         first = stop
     return found
+
+
+def _laid_out(texts, out, ends, ok, done, policy, spec, key) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """One compiled pass's hashes as verify_hashes_laid returns them: a text it did not finish (one the table
+    cannot normalise, or whose hashes it left unsorted) hashed or sorted here and put in its place, the others
+    left where they are (one such text in a batch no longer copies every other text's hashes)."""
+    starts = np.concatenate((np.zeros(1, dtype=np.int64), ends[:-1]))
+    sizes = ends - starts
+    left = np.flatnonzero(~ok | (~done & (sizes > 0))).tolist()  # a text without shingles is finished
+    if not left:
+        laid, offsets = out[: ends[-1]], np.concatenate((np.zeros(1, dtype=np.int64), ends))
+    else:
+        pieces, at = [], 0
+        for d in left:
+            segment = out[starts[d] : ends[d]]
+            hashes = _sorted_unique(segment) if ok[d] else verify_hashes(texts[d], policy, spec, key)
+            pieces += [out[at : starts[d]], hashes]
+            sizes[d], at = hashes.shape[0], ends[d]
+        pieces.append(out[at : ends[-1]])
+        laid = np.concatenate(pieces)
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+    bounds = offsets.tolist()
+    return [laid[a:b] for a, b in zip(bounds, bounds[1:], strict=False)], laid, offsets
 
 
 @njit(cache=True, nogil=True)
