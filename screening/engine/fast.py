@@ -511,6 +511,8 @@ def _sort_unique(values, lo, hi, spare, counts):
     moves, budget = 0, 4 * n + 64
     for i in range(1, n):
         v = spare[i]
+        if spare[i - 1] <= v:
+            continue  # in order already, as most are: no store
         j = i - 1
         while j >= 0 and spare[j] > v:
             spare[j + 1] = spare[j]
@@ -521,10 +523,9 @@ def _sort_unique(values, lo, hi, spare, counts):
             return -1
     kept = 1
     values[lo] = spare[0]
-    for i in range(1, n):
-        if spare[i] != spare[i - 1]:
-            values[lo + kept] = spare[i]
-            kept += 1
+    for i in range(1, n):  # without a branch: whether a value repeats the last one is a coin toss to the CPU
+        values[lo + kept] = spare[i]
+        kept += spare[i] != spare[i - 1]
     return kept
 
 
