@@ -176,12 +176,28 @@ def test_a_batch_of_verification_hashes_equals_the_keyed_reference_text_by_text(
     for text, hashes in zip(texts, batch, strict=True):
         expected = sorted({shingle.verify_hash64(s, KEY) for s in shingle.shingles(text, policy, spec)})
         assert hashes.tolist() == expected, text
-    # Laid out one after another, as one pass leaves them (plain texts) or copied (the rest).
-    for some in (texts, [t for t in texts if t.isascii() and len(t) < 2000][:12]):
+    # Laid out one after another, as one pass leaves them (plain texts), with the texts the table leaves to the
+    # policy put in their places (one pass, the 18-fold text left out), or copied (the rest).
+    for some in (texts, [t for t in texts if t.isascii() and len(t) < 2000][:12],
+                 [t for t in texts if t != "\uFDFA" * 300]):
         found, laid, offsets = fast.verify_hashes_laid(some, policy, spec, KEY)
         assert [h.tolist() for h in found] == [h.tolist() for h in fast.verify_hashes_many(some, policy, spec, KEY)]
         assert [laid[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)] == [
             h.tolist() for h in found] and laid.dtype == np.uint64
+
+
+def test_hashes_one_pass_left_unsorted_or_to_the_policy_are_put_in_their_places():
+    texts = ["abcdefgh", "e\u0301te\u0301 café", "ab", "ijklmnop"]
+    # As _keyed_chars leaves them: the first and last texts done, the second to the policy (nothing in `out`),
+    # the third without shingles, and the first's hashes as the fourth's left unsorted with a repeat.
+    out = np.array([1, 5, 9, 7, 3, 7, 0], dtype=np.uint64)
+    ends = np.array([3, 3, 3, 6])
+    ok, done = np.array([True, False, True, True]), np.array([True, False, False, False])
+    found, laid, offsets = fast._laid_out(texts, out, ends, ok, done, DEFAULT, CHAR5, KEY)
+    second = fast.verify_hashes(texts[1], DEFAULT, CHAR5, KEY).tolist()
+    assert [h.tolist() for h in found] == [[1, 5, 9], second, [], [3, 7]]
+    m = len(second)
+    assert laid.tolist() == [1, 5, 9, *second, 3, 7] and offsets.tolist() == [0, 3, 3 + m, 3 + m, 5 + m]
 
 
 def test_the_bucket_sort_of_hashes_equals_numpys_unique_and_gives_up_on_many_repeated_values():

@@ -271,9 +271,10 @@ def smallest_shared(left: str, right: str, k: int, limit: int) -> np.ndarray:
 
 def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The template shingles as (table, bits) for pair_counts and template_count (made once per verification
-    job): a set of them by open addressing, up to three quarters full, and in front of it a bitmap of 16 bits a
-    template shingle that rules most others out without reading the set. Both kept small for the cache: a larger
-    set with chains made reading it much of a document's lookups."""
+    job): a set of them by open addressing, up to three eighths full, and in front of it a bitmap of 32 bits a
+    template shingle that rules most others out without reading the set. A set up to three quarters full behind
+    16 bits was a third slower a document where a quarter of its shingles are template (its probes ran on
+    past the first slot), at 3,000 template shingles and at 40,000 alike (bench/HISTORY.md)."""
     return _template_set(template), _template_bits(template)
 
 
@@ -281,7 +282,7 @@ def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _template_set(template):
     """Slots holding the values, 0 for a free slot; the last entry is 1 when 0 itself is one of them."""
     size = 16
-    while 3 * size < 4 * template.shape[0]:
+    while 3 * size < 8 * template.shape[0]:
         size *= 2
     table = np.zeros(size + 1, dtype=np.uint64)
     for v in template:
@@ -298,7 +299,7 @@ def _template_set(template):
 @njit(cache=True, nogil=True)
 def _template_bits(template):
     size = 64
-    while size < 16 * template.shape[0]:
+    while size < 32 * template.shape[0]:
         size *= 2
     bits = np.zeros(size // 64, dtype=np.uint64)
     for v in template:
@@ -436,8 +437,8 @@ def _key_table(base: int, k: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _keyed_chars(cp, offsets, first, kind, start, length, ccc, pool, alnum, pairs, k, table, mask, scratch, out,
-                 ends, ok, done, spare, counts):
+def _keyed_chars(cp, offsets, first, kind, start, length, ccc, pool, alnum, pairs, simple, k, table, mask, scratch,
+                 out, ends, ok, done, spare, counts):
     """verify_hash64 of every character k-gram of each text from `first` on, one text after another into `out`,
     text d ending at ends[d], sorted and without repeats where done[d] (else in window order: the caller sorts
     them); ok[d] is False when the table cannot normalise it (or it normalises beyond the BMP): the caller
@@ -446,12 +447,14 @@ def _keyed_chars(cp, offsets, first, kind, start, length, ccc, pool, alnum, pair
     p = np.uint64(P61)
     pos = 0
     for d in range(first, offsets.shape[0] - 1):
-        n = foldtable.map_text(cp, offsets[d], offsets[d + 1], kind, start, length, ccc, pool, alnum, pairs, False,
-                               scratch)
-        ok[d] = n >= 0
+        # fold_field is map_text without words, its `simple` entry one lookup a code point where map_text's
+        # general path makes six (most of the corpus is not ASCII).
+        n = foldtable.fold_field(cp, offsets[d], offsets[d + 1], kind, start, length, ccc, pool, alnum, pairs, simple,
+                                 scratch, 0)
+        seen = np.uint32(0)
         for i in range(max(n, 0)):
-            if scratch[i] >= BMP:
-                ok[d] = False
+            seen |= scratch[i]  # an OR the compiler vectorises, not a test and store a code point
+        ok[d] = n >= 0 and seen < BMP
         if not ok[d] or n < k:
             ends[d] = pos
             continue
@@ -509,6 +512,8 @@ def _sort_unique(values, lo, hi, spare, counts):
     moves, budget = 0, 4 * n + 64
     for i in range(1, n):
         v = spare[i]
+        if spare[i - 1] <= v:
+            continue  # in order already, as most are: no store
         j = i - 1
         while j >= 0 and spare[j] > v:
             spare[j + 1] = spare[j]
@@ -519,10 +524,9 @@ def _sort_unique(values, lo, hi, spare, counts):
             return -1
     kept = 1
     values[lo] = spare[0]
-    for i in range(1, n):
-        if spare[i] != spare[i - 1]:
-            values[lo + kept] = spare[i]
-            kept += 1
+    for i in range(1, n):  # without a branch: whether a value repeats the last one is a coin toss to the CPU
+        values[lo + kept] = spare[i]
+        kept += spare[i] != spare[i - 1]
     return kept
 
 
@@ -561,8 +565,10 @@ def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, ke
     first = 0
     while first < len(texts):
         out = np.empty(room, dtype=np.uint64)  # each text's hashes are a view of it: a new one each pass
-        stop = _keyed_chars(cp, offsets, first, t.kind, t.start, t.length, t.ccc, t.pool, t.alnum, t.pairs, spec.k,
-                            table, mask, scratch, out, ends, ok, done, spare, counts)
+        stop = _keyed_chars(cp, offsets, first, t.kind, t.start, t.length, t.ccc, t.pool, t.alnum, t.pairs, t.simple,
+                            spec.k, table, mask, scratch, out, ends, ok, done, spare, counts)
+        if first == 0 and stop == len(texts):  # one pass did them all (as almost always)
+            return _laid_out(texts, out, ends, ok, done, policy, spec, key)
         pos = 0
         for d in range(first, stop):
             if not ok[d]:
@@ -573,12 +579,32 @@ def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, ke
             pos = ends[d]
         if stop == first:  # this text alone folds longer than `out`: room for its widest fold
             room = t.widest * int(lengths[first]) + 64
-        elif first == 0 and stop == len(texts) and ok.all() and done.all():  # laid out already
-            offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-            offsets[1:] = ends
-            return found, out[: ends[-1]], offsets
         first = stop
     return found
+
+
+def _laid_out(texts, out, ends, ok, done, policy, spec, key) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """One compiled pass's hashes as verify_hashes_laid returns them: a text it did not finish (one the table
+    cannot normalise, or whose hashes it left unsorted) hashed or sorted here and put in its place, the others
+    left where they are (one such text in a batch no longer copies every other text's hashes)."""
+    starts = np.concatenate((np.zeros(1, dtype=np.int64), ends[:-1]))
+    sizes = ends - starts
+    left = np.flatnonzero(~ok | (~done & (sizes > 0))).tolist()  # a text without shingles is finished
+    if not left:
+        laid, offsets = out[: ends[-1]], np.concatenate((np.zeros(1, dtype=np.int64), ends))
+    else:
+        pieces, at = [], 0
+        for d in left:
+            segment = out[starts[d] : ends[d]]
+            hashes = _sorted_unique(segment) if ok[d] else verify_hashes(texts[d], policy, spec, key)
+            pieces += [out[at : starts[d]], hashes]
+            sizes[d], at = hashes.shape[0], ends[d]
+        pieces.append(out[at : ends[-1]])
+        laid = np.concatenate(pieces)
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+    bounds = offsets.tolist()
+    return [laid[a:b] for a, b in zip(bounds, bounds[1:], strict=False)], laid, offsets
 
 
 @njit(cache=True, nogil=True)
