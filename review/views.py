@@ -188,7 +188,7 @@ def judge(request, pk):
         messages.error(request, gettext("Not saved: {error}").format(error=error))
         return redirect(f"{link('review:pair', pk)}?{carried}")
     messages.success(request, gettext("Saved {verdict} for {left} · {right}.").format(
-        verdict=form.cleaned_data["verdict"], left=pair.left.doc_id, right=pair.right.doc_id))
+        verdict=gettext(Verdict(form.cleaned_data["verdict"]).label), left=pair.left.doc_id, right=pair.right.doc_id))
     return redirect(f"{link('review:next')}?{carried}")
 
 
@@ -217,7 +217,7 @@ def undo(request):
             return redirect("review:cluster", run_id=undone.run_id, number=undone.cluster)
         return redirect(f"{link('review:queue')}?{carried}")
     messages.success(request, gettext("Withdrew your {verdict} on this pair (both records are kept).").format(
-        verdict=withdrawal.supersedes.verdict))
+        verdict=gettext(Verdict(withdrawal.supersedes.verdict).label)))
     return redirect(f"{link('review:pair', withdrawal.pair_id)}?{carried}")
 
 

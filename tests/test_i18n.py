@@ -37,6 +37,29 @@ def test_the_switch_in_the_header_changes_the_language(editor_client):
     editor_client.post(reverse("set_language"), {"language": "fa", "next": "/"})
     page = editor_client.get(reverse("screening:corpus_list")).content.decode()
     assert 'dir="rtl"' in page and "پیکره‌ها" in page
+    # Each language named in its own words: someone who landed in Persian by mistake still finds "English".
+    assert all(f">{name}</option>" in page for name in ("English", "فارسی", "简体中文"))
+
+
+@pytest.mark.django_db
+def test_a_saved_verdict_is_named_in_the_editors_language_in_the_message(import_records, editor):
+    pair = CandidatePair.objects.get(run=copies_run(import_records, 1))
+    client = Client(headers={"accept-language": "fa"})
+    client.force_login(editor)
+    post = {"verdict": "merge-entry", "reason": "the same text", "retained": "left"}
+    page = client.post(reverse("review:judge", args=[pair.pk]), post, follow=True).content.decode()
+    assert "ادغام مدخل" in page and "merge-entry برای" not in page
+
+
+def test_a_revision_signal_among_the_reasons_points_from_left_to_right_in_a_right_to_left_page():
+    from django.utils import translation
+
+    from screening.runs.reasons import shown_reason
+
+    with translation.override("fa"):
+        assert shown_reason("number 12 V → 15 V") == "عدد 12 V ← 15 V"
+    with translation.override("zh-hans"):
+        assert shown_reason("number 12 V → 15 V") == "数字 12 V → 15 V"
 
 
 @pytest.mark.django_db

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from django.utils.translation import get_language, gettext, gettext_noop, ngettext
+from django.utils.translation import get_language, get_language_bidi, gettext, gettext_noop, ngettext
 
 from dedup_site.numerals import local_digits
 
@@ -94,7 +94,9 @@ def shown_reason(text: str) -> str:
                         "the same words in another order: {n} blocks moved", int(match[1])).format(n=_digits(match[1]))
     if match := re.fullmatch(r"(\w+) (.+ → .+)", text):
         if match[1] in _SIGNALS:
-            return f"{gettext(_SIGNALS[match[1]])} {match[2]}"
+            # Read from right to left, the arrow from the left text's words to the right's points left.
+            change = match[2].replace(" → ", " ← ") if get_language_bidi() else match[2]
+            return f"{gettext(_SIGNALS[match[1]])} {change}"
     for pattern, message in _PATTERNS:
         if match := pattern.fullmatch(text):
             # The numbers in the language's digits; language tags (a, b) as written.

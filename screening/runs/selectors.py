@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import get_language, gettext, ngettext
 
-from dedup_site.numerals import LocalCount
+from dedup_site.numerals import LocalCount, local_digits
 from dedup_site.prepared import Prepared
 from screening.engine import evidence, langcheck, overlap, suggest
 from screening.models import CandidatePair, Document, ScreeningRun
@@ -40,17 +40,22 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
                json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else "", left_reads, right_reads]
 
 
+def _shown(number: float) -> str:
+    """A parameter of the run (0.3, 0.7) in the interface language's digits."""
+    return local_digits(str(number), get_language() or "")
+
+
 def run_summary(run: ScreeningRun) -> str:
     """One line on the run, in the interface's language (English in commands and jobs)."""
     s = run.stats
     if run.status == ScreeningRun.Status.FAILED:
         reason = run.error.strip().splitlines()[-1] if run.error else gettext("unknown error")
-        return gettext("run {pk} failed: {reason}").format(pk=run.pk, reason=reason)
+        return gettext("run {pk} failed: {reason}").format(pk=LocalCount(run.pk), reason=reason)
     if run.status != ScreeningRun.Status.COMPLETE:
-        return gettext("run {pk} is {status}").format(pk=run.pk, status=gettext(run.status))
+        return gettext("run {pk} is {status}").format(pk=LocalCount(run.pk), status=gettext(run.status))
     documents = s.get("documents", 0)
     parts = [ngettext("run {pk} complete: {n} document", "run {pk} complete: {n} documents", documents).format(
-        pk=run.pk, n=LocalCount(documents))]
+        pk=LocalCount(run.pk), n=LocalCount(documents))]
     if run.exact:
         groups, grouped = s.get("exact_groups", 0), s.get("exact_grouped_documents", 0)
         singletons, pairs = s.get("exact_singletons", 0), s.get("exact_pairs", 0)
@@ -69,8 +74,8 @@ def run_summary(run: ScreeningRun) -> str:
             candidates=ngettext("{n} LSH candidate", "{n} LSH candidates", n["lsh_candidates"]).format(
                 n=LocalCount(n["lsh_candidates"])),
             stored=ngettext("{n} pair", "{n} pairs", n["stored"]).format(n=LocalCount(n["stored"])),
-            floor=run.config["near"]["storage_floor"], below=n["below_floor"], above=n["at_or_above_threshold"],
-            threshold=run.config["near"]["threshold"]))
+            floor=_shown(run.config["near"]["storage_floor"]), below=LocalCount(n["below_floor"]),
+            above=LocalCount(n["at_or_above_threshold"]), threshold=_shown(run.config["near"]["threshold"])))
         if index := n.get("index"):
             new = index["new_documents"]
             parts.append(ngettext("incremental: built the LSH index ({n} document)",
