@@ -171,3 +171,19 @@ def test_a_review_sheet_is_the_same_bytes_in_every_interface_language(reviewed, 
     for export, data, manifest in built.values():
         assert not re.search("[۰-۹]", (data + manifest).decode("utf-8")), "no Persian digit in an export"
         assert re.fullmatch(r"20\d\d-\d\d-\d\dT[\d:.]+Z", export.manifest["exported_at"])  # Gregorian, ISO
+
+
+@pytest.mark.django_db
+def test_the_pair_page_and_the_queue_write_scores_in_persian_digits_and_name_past_verdicts(import_records, editor):
+    from review import services
+
+    run = copies_run(import_records, 1)
+    pair = CandidatePair.objects.get(run=run)
+    services.judgement_record(pair=pair, reviewer=editor, verdict="merge-entry", reason="the same text")
+    client = Client(headers={"accept-language": "fa"})
+    client.force_login(editor)
+    page = client.get(reverse("review:pair", args=[pair.pk])).content.decode()
+    assert f"<dd>{local_digits(f'{pair.jaccard:.4f}', 'fa')}</dd>" in page
+    assert "<strong>ادغام مدخل</strong>" in page and "<strong>merge-entry</strong>" not in page
+    queue = client.get(reverse("review:queue") + f"?run={run.pk}").content.decode()
+    assert re.search(r'<td class="num">[۰-۹٫]+', queue) and not re.search(r'<td class="num">[0-9.]+', queue)

@@ -24,7 +24,7 @@ def pair_panes(context):
                    arbitrations=context.get("arbitrations"), evidence=context.get("evidence"),
                    queue=context["nav"]["review"], palette=PALETTE, sides=sides(),
                    retained_name=retained_names(pair),
-                   suggested=verdict_label(pair.suggested_verdict or ""),
+                   suggested=verdict_label(pair.suggested_verdict or ""), verdict_label=verdict_label,
                    reasons=[shown_reason(reason) for reason in pair.suggestion_reasons or ()],
                    reads=context.get("reads") or {},
                    labels={"reads": gettext("reads as {language}"),
