@@ -999,14 +999,45 @@ def _to_examine(signals, n_signals, found, moved):
 
 
 @njit(cache=True, nogil=True)
-def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
+def _shared_count(lh, rh, keys, counts, slots):
+    """How many tokens two hash sequences share counted with repeats, by a table of the left's counts (open
+    addressing in `keys`, `counts`: -1 an empty slot, at least table_size(len(lh)) long, a power of two; left as
+    found): a document's hashes sorted by numpy cost more than all of a pair's counting, a call a document."""
+    size = _table_size(lh.shape[0])
+    mask = np.uint64(size - 1)
+    used = 0
+    for i in range(lh.shape[0]):
+        v = lh[i]
+        s = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while counts[s] >= 0 and keys[s] != v:
+            s = (s + 1) & (size - 1)
+        if counts[s] < 0:
+            keys[s], counts[s] = v, 0
+            slots[used] = s
+            used += 1
+        counts[s] += 1
+    common = 0
+    for j in range(rh.shape[0]):
+        v = rh[j]
+        s = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while counts[s] >= 0 and keys[s] != v:
+            s = (s + 1) & (size - 1)
+        if counts[s] > 0:  # a slot emptied of its count stays taken (-1 would cut the chains through it)
+            counts[s] -= 1
+            common += 1
+    for k in range(used):
+        counts[slots[k]] = -1
+    return common
+
+
+@njit(cache=True, nogil=True)
+def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
                    least, major, small, moved_share, words, longest, terms, need, spaces, gkeys, after, slots, heads):
     """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
     pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
     verification). The documents' arrays lie one after another: docs has a row a document (first token, end
     of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
     are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them);
-    `srt` each document's hashes sorted (by numpy: numba's sort took four times as long).
 
     Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
     they lie at the edges); diffed, _diffed's sums and the stretches to examine for a signal. Returns (a row a
@@ -1016,6 +1047,11 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
     window)."""
     key_at, slot_at, gkeys, after, slots, heads = _gram_tables(hashes, docs, m, gkeys, after, slots, heads)
     n = pairs.shape[0]
+    most = 0  # tokens of the longest document: the size of the table _shared_count counts in
+    for d in range(docs.shape[0]):
+        most = max(most, docs[d, 1] - docs[d, 0])
+    ckeys, counts = np.empty(_table_size(most), dtype=np.uint64), np.full(_table_size(most), -1, dtype=np.int64)
+    cslots = np.empty(most, dtype=np.int64)
     out = np.zeros((n, P_WIDTH), dtype=np.int64)
     tops = np.empty((5 * n, 4), dtype=np.int64)
     signals = np.empty((16, 5), dtype=np.int64)
@@ -1034,7 +1070,8 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
         rows, spans, top, chars, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lst, len_, rst, ren, join,
                                                                               share, least, major)
         o = out[p]
-        o[P_COMMON], o[P_TILES], o[P_CHARS] = _intersection_size(srt[la:lb], srt[ra:rb]), tiled.shape[0], chars
+        o[P_COMMON] = nl if same else _shared_count(lh, rh, ckeys, counts, cslots)
+        o[P_TILES], o[P_CHARS] = tiled.shape[0], chars
         o[P_LFREE], o[P_RFREE], o[P_EDGED], o[P_LSIDES], o[P_RSIDES] = lfree, rfree, edged, lsides, rsides
         if tiled.shape[0]:
             o[P_MOVED] = out_of_order(tiled)
