@@ -1037,11 +1037,13 @@ def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, p
     pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
     verification). The documents' arrays lie one after another: docs has a row a document (first token, end
     of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
-    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them);
+    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them).
 
-    Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
-    they lie at the edges); diffed, _diffed's sums and the stretches to examine for a signal. Returns (a row a
-    pair, the P_* columns; the five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the
+    Each pair gets: its tokens shared with repeats (_shared_count), its tiles (revision.tiles), located_blocks
+    of them and boilerplate of their blocks (when they lie at the edges; the remainders' word pairs, the
+    quotation marks and boilerplate only when the blocks are not clearly the whole of both texts: only then
+    does for_near_many read them); diffed, _diffed's sums and the stretches to examine for a signal. Returns (a
+    row a pair, the P_* columns; the five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the
     stretches to examine, rows i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the
     scratch arrays for the documents' m-gram keys and their index, those given or larger ones, for the next
     window)."""
@@ -1073,14 +1075,15 @@ def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, p
         o[P_COMMON] = nl if same else _shared_count(lh, rh, ckeys, counts, cslots)
         o[P_TILES], o[P_CHARS] = tiled.shape[0], chars
         o[P_LFREE], o[P_RFREE], o[P_EDGED], o[P_LSIDES], o[P_RSIDES] = lfree, rfree, edged, lsides, rsides
+        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
         if tiled.shape[0]:
             o[P_MOVED] = out_of_order(tiled)
             if lfree * 100 > 9 * nl or rfree * 100 > 9 * nr:
                 o[P_LKEYS], o[P_RKEYS], o[P_BOTH] = rest_pairs(lh, rh, tiled)
                 o[P_QUOTED] = quoted(spans, rows, lst, len_, rst, ren, quotes[docs[left, 4]:docs[left, 5]],
                                      quotes[docs[right, 4]:docs[right, 5]])
-        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
-        o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
+                # Boilerplate matters only at the edges, not for the whole of both (most of a corpus of pairs).
+                o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
         o[P_TOP], o[P_TOP_AT] = top.shape[0], n_tops
         tops[n_tops:n_tops + top.shape[0]] = top
         n_tops += top.shape[0]
