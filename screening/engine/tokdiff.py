@@ -270,21 +270,30 @@ class Batch(NamedTuple):
     rows: list[list[int]]  # a text: tokens or -1/-2, first token, buf start, buf end, first mark, end of marks
 
 
+def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> Batch | None:
+    """The batch of the texts' tokens in one compiled call (_tokenized_many), no views made: a text's tokens
+    are read from its row (revision.prepare_many makes its views when read)."""
+    if not texts:
+        return None
+    cp = foldtable.codepoints("".join(texts))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+    rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
+        cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
+        table.pairs, table.simple, telling)
+    return Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist())
+
+
 def tokenize_batch(texts: list[str], table: foldtable.Table, telling: tuple) -> tuple[list[tuple | None], Batch | None]:
     """tokenize of each text, a batch in one compiled call, each with the positions of its quotation marks:
     ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None; and the batch's
     arrays its texts' tokens are views of (a text tokenised on its own, a row of -2, is not among them)."""
-    if not texts:
+    batch = tokenize_laid(texts, table, telling)
+    if batch is None:
         return [], None
-    cp = foldtable.codepoints("".join(texts))
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
-    rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
-        cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
-        table.pairs, table.simple, telling)
+    codes, starts, ends, buf, fs, fe, hashes, flags, marks = batch[:9]
     out: list[tuple | None] = []
-    listed = rows.tolist()
-    for text, (count, a, b0, b1, m0, m1) in zip(texts, listed, strict=True):
+    for text, (count, a, b0, b1, m0, m1) in zip(texts, batch.rows, strict=True):
         if count == -2:  # folds longer than its room here: on its own, with room for its widest fold
             found = tokenize(text, table, telling)
             out.append(None if found is None else (found, marks[m0:m1]))
@@ -294,7 +303,7 @@ def tokenize_batch(texts: list[str], table: foldtable.Table, telling: tuple) -> 
             z = a + count
             out.append(((codes[a:z], starts[a:z], ends[a:z], buf[b0:b1], fs[a:z], fe[a:z], hashes[a:z], flags[a:z]),
                         marks[m0:m1]))
-    return out, Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, listed)
+    return out, batch
 
 
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
