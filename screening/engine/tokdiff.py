@@ -14,6 +14,7 @@ the earlier Python diff; tests compare the two on random sequences dense in ties
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -207,19 +208,22 @@ def tokenize(text: str, table: foldtable.Table, telling: tuple):
 
 
 @njit(cache=True, nogil=True)
-def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling):
+def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts,
+                    ends, buf, fs, fe, hashes, flags, marks):
     """_tokenize of each text cp[offsets[d]:offsets[d + 1]], its arrays one after another in arrays for all
     (one call a batch: a call a text, its arguments and nine arrays boxed, cost as much as a short text's
-    tokens), and the positions of the quotation marks in each. Returns (a row a text: tokens or -1 (for the
-    expression) or -2 (for _tokenized, which makes room), first token, buf start, buf end, first mark, end of
-    marks; then codes, starts, ends, buf, fs, fe, hashes, flags, marks)."""
+    tokens), and the positions of the quotation marks in each; in the arrays given when they are large enough
+    (a spare batch's), else in new ones. Returns (a row a text: tokens or -1 (for the expression) or -2 (for
+    _tokenized, which makes room), first token, buf start, buf end, first mark, end of marks; then codes,
+    starts, ends, buf, fs, fe, hashes, flags, marks)."""
     total, texts = cp.shape[0], offsets.shape[0] - 1
-    codes = np.empty(total, dtype=np.uint8)
-    starts, ends = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
-    fs, fe = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
-    hashes, flags = np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.uint8)
-    marks = np.empty(total, dtype=np.int64)
-    buf = np.empty(2 * total + 64 * texts, dtype=np.uint32)  # as _tokenized's first room, for each text
+    if codes.shape[0] < total or buf.shape[0] < 2 * total + 64 * texts:
+        codes = np.empty(total, dtype=np.uint8)
+        starts, ends = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+        fs, fe = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+        hashes, flags = np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.uint8)
+        marks = np.empty(total, dtype=np.int64)
+        buf = np.empty(2 * total + 64 * texts, dtype=np.uint32)  # as _tokenized's first room, for each text
     rows = np.zeros((texts, 6), dtype=np.int64)
     pos = bpos = mpos = 0
     for d in range(texts):
@@ -270,6 +274,29 @@ class Batch(NamedTuple):
     rows: list[list[int]]  # a text: tokens or -1/-2, first token, buf start, buf end, first mark, end of marks
 
 
+# Batches recently made, whose arrays the next batch fills once nothing reads them any more (no Prepared, no
+# view): a window's documents are tokenised while the window before's are still in use, so two suffice. Fresh
+# arrays cost a page fault every few tokens (the allocator gives a freed batch's memory back to the system).
+_SPARE: list[Batch] = []
+_SPARE_MOST = 1 << 23  # code points: a larger batch's arrays are not kept
+_HELD = sys.getrefcount(_SPARE)  # a reference held by a list, as the spare batches' arrays by their batch
+
+
+def _spare_arrays(total: int, room: int) -> tuple:
+    """The arrays of a spare batch nothing reads any more and large enough for `total` code points and `room`
+    folded ones (taken out of the spares), else empty ones (the kernel makes them)."""
+    for k in range(len(_SPARE)):
+        batch = _SPARE[k]  # (not enumerate: its tuple, reused, would hold the batch too)
+        # The list, this name and the call's argument: nothing else holds the batch or its arrays.
+        if (sys.getrefcount(batch) == _HELD + 1 and batch.codes.shape[0] >= total and batch.buf.shape[0] >= room
+                and all(sys.getrefcount(getattr(batch, name)) == _HELD for name in Batch._fields[:9])):
+            del _SPARE[k]
+            return batch[:9]
+    return (np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint32),
+            np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint8),
+            np.zeros(0, np.int64))
+
+
 def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> Batch | None:
     """The batch of the texts' tokens in one compiled call (_tokenized_many), no views made: a text's tokens
     are read from its row (revision.prepare_many makes its views when read)."""
@@ -280,8 +307,12 @@ def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> B
     np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
     rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
-        table.pairs, table.simple, telling)
-    return Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist())
+        table.pairs, table.simple, telling, *_spare_arrays(cp.shape[0], 2 * cp.shape[0] + 64 * len(texts)))
+    batch = Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist())
+    if cp.shape[0] <= _SPARE_MOST:
+        _SPARE.append(batch)
+        del _SPARE[:-2]
+    return batch
 
 
 def tokenize_batch(texts: list[str], table: foldtable.Table, telling: tuple) -> tuple[list[tuple | None], Batch | None]:
