@@ -255,7 +255,7 @@ def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pai
 
 
 class Batch(NamedTuple):
-    """A batch's tokens as tokenize_batch left them, its texts' one after another (each text's tokens a view):
+    """A batch's tokens as tokenize_laid left them, its texts' one after another (a text's tokens views of them):
     token d of the batch's text t lies at its row's first token + d, its normalised code points from its buf
     start on (fs, fe count from there), its marks from its first mark on; cp holds the texts, text t from
     offsets[t] on (starts and ends count from there)."""
@@ -313,28 +313,6 @@ def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> B
         _SPARE.append(batch)
         del _SPARE[:-2]
     return batch
-
-
-def tokenize_batch(texts: list[str], table: foldtable.Table, telling: tuple) -> tuple[list[tuple | None], Batch | None]:
-    """tokenize of each text, a batch in one compiled call, each with the positions of its quotation marks:
-    ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None; and the batch's
-    arrays its texts' tokens are views of (a text tokenised on its own, a row of -2, is not among them)."""
-    batch = tokenize_laid(texts, table, telling)
-    if batch is None:
-        return [], None
-    codes, starts, ends, buf, fs, fe, hashes, flags, marks = batch[:9]
-    out: list[tuple | None] = []
-    for text, (count, a, b0, b1, m0, m1) in zip(texts, batch.rows, strict=True):
-        if count == -2:  # folds longer than its room here: on its own, with room for its widest fold
-            found = tokenize(text, table, telling)
-            out.append(None if found is None else (found, marks[m0:m1]))
-        elif count < 0:
-            out.append(None)
-        else:
-            z = a + count
-            out.append(((codes[a:z], starts[a:z], ends[a:z], buf[b0:b1], fs[a:z], fe[a:z], hashes[a:z], flags[a:z]),
-                        marks[m0:m1]))
-    return out, batch
 
 
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
