@@ -278,7 +278,7 @@ class Batch(NamedTuple):
 # view): a window's documents are tokenised while the window before's are still in use, so two suffice. Fresh
 # arrays cost a page fault every few tokens (the allocator gives a freed batch's memory back to the system).
 _SPARE: list[Batch] = []
-_SPARE_MOST = 1 << 23  # code points: a larger batch's arrays are not kept
+_SPARE_MOST = 1 << 22  # code points (a batch of them holds about 70 MB of tokens): a larger one is not kept
 _HELD = sys.getrefcount(_SPARE)  # a reference held by a list, as the spare batches' arrays by their batch
 
 
@@ -1049,6 +1049,16 @@ def _shared_count(lh, rh, keys, counts, slots):
 
 
 @njit(cache=True, nogil=True)
+def _count_tables(docs):
+    """_shared_count's arrays, for the longest of the documents (rows of pairs_evidence's docs)."""
+    most = 0
+    for d in range(docs.shape[0]):
+        most = max(most, docs[d, 1] - docs[d, 0])
+    return np.empty(_table_size(most), dtype=np.uint64), np.full(_table_size(most), -1, dtype=np.int64), np.empty(
+        most, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
 def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
                    least, major, small, moved_share, words, longest, terms, need, spaces, gkeys, after, slots, heads):
     """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
@@ -1056,22 +1066,16 @@ def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, p
     verification). The documents' arrays lie one after another: docs has a row a document (first token, end
     of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
     are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them).
-
     Each pair gets: its tokens shared with repeats (_shared_count), its tiles (revision.tiles), located_blocks
-    of them and boilerplate of their blocks (when they lie at the edges; the remainders' word pairs, the
-    quotation marks and boilerplate only when the blocks are not clearly the whole of both texts: only then
-    does for_near_many read them); diffed, _diffed's sums and the stretches to examine for a signal. Returns (a
-    row a pair, the P_* columns; the five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the
-    stretches to examine, rows i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the
-    scratch arrays for the documents' m-gram keys and their index, those given or larger ones, for the next
-    window)."""
+    of them and boilerplate of their blocks (at the edges; word pairs, quotation marks and boilerplate only
+    where the blocks are not clearly the whole of both texts: only then does for_near_many read them); diffed,
+    _diffed's sums and the stretches to examine for a signal. Returns (a row a pair, the P_* columns; the five
+    longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the stretches to examine, rows i1, i2,
+    j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the scratch arrays for the documents'
+    m-gram keys and their index, those given or larger ones, for the next window)."""
     key_at, slot_at, gkeys, after, slots, heads = _gram_tables(hashes, docs, m, gkeys, after, slots, heads)
     n = pairs.shape[0]
-    most = 0  # tokens of the longest document: the size of the table _shared_count counts in
-    for d in range(docs.shape[0]):
-        most = max(most, docs[d, 1] - docs[d, 0])
-    ckeys, counts = np.empty(_table_size(most), dtype=np.uint64), np.full(_table_size(most), -1, dtype=np.int64)
-    cslots = np.empty(most, dtype=np.int64)
+    ckeys, counts, cslots = _count_tables(docs)
     out = np.zeros((n, P_WIDTH), dtype=np.int64)
     tops = np.empty((5 * n, 4), dtype=np.int64)
     signals = np.empty((16, 5), dtype=np.int64)
