@@ -88,3 +88,23 @@ def test_a_batch_tokenised_in_one_call_is_each_text_tokenised_alone_with_its_quo
         assert batch.toks.flags.tolist() == alone.toks.flags.tolist(), ascii(text)
         expected = [m.start() for m in overlap._QUOTE_RE.finditer(text)]  # what the regular expression finds
         assert overlap.marks(batch).tolist() == expected, ascii(text)
+
+
+def test_a_batch_still_read_is_never_refilled():
+    """prepare_many fills a spare batch's arrays only once nothing reads them: a Prepared of it, or a view of
+    one of its arrays, keeps its tokens as they were while later batches are made."""
+    texts = ["the first text, 12 V", "«a quotation» and more", "另一段文字，十二伏。"]
+    others = ["something else entirely, 99 kW", "no marks here", "وات ۱۲"]
+    kept = revision.prepare_many(texts)
+    view = revision.prepare_many(texts)[1].toks.hashes  # only a view of this one's batch is left
+    expected = [(p.toks.hashes.tolist(), [t.norm for t in p.toks[:]], p.quotes.tolist()) for p in kept]
+    view_expected = view.tolist()
+    for _ in range(4):
+        revision.prepare_many(others)
+        assert [(p.toks.hashes.tolist(), [t.norm for t in p.toks[:]], p.quotes.tolist()) for p in kept] == expected
+        assert view.tolist() == view_expected
+    # A batch nothing reads is refilled (the point of keeping it), with the tokens of its new texts.
+    spare = revision.prepare_many(others)[0].laid[0].codes.ctypes.data
+    again = revision.prepare_many(texts)
+    assert again[0].laid[0].codes.ctypes.data == spare or len(tokdiff._SPARE) == 2
+    assert [(p.toks.hashes.tolist(), [t.norm for t in p.toks[:]], p.quotes.tolist()) for p in again] == expected

@@ -211,7 +211,7 @@ def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], l
         rows.append((at[id(item.left)], at[id(item.right)], item.whole))
     batch = preps[0].laid[0] if preps[0].laid else None
     if batch is not None and all(p.laid is not None and p.laid[0] is batch for p in preps):
-        arrays, docs = _as_laid(preps, batch, scratch)
+        arrays, docs = _as_laid(preps, batch)
     else:
         arrays, docs = _laid_out(preps, scratch)
     head, tops, signals, *kept = tokdiff.pairs_evidence(
@@ -223,9 +223,9 @@ def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], l
     return head.tolist(), tops.tolist(), signals.tolist()
 
 
-def _as_laid(preps: list[revision.Prepared], batch: tokdiff.Batch, scratch: Scratch) -> tuple[tuple, np.ndarray]:
+def _as_laid(preps: list[revision.Prepared], batch: tokdiff.Batch) -> tuple[tuple, np.ndarray]:
     """pairs_evidence's arrays and document rows for documents all of one batch (revision.prepare_many): the
-    batch's own arrays, only the sorted hashes laid out."""
+    batch's own arrays, nothing copied."""
     docs = np.array([batch.rows[t][1:3] + [batch.offsets[t], batch.rows[t][4]] for _, t in (p.laid for p in preps)],
                     dtype=np.int64).reshape(-1, 4)
     counts = np.fromiter((len(p.toks) for p in preps), dtype=np.int64, count=len(preps))
@@ -233,10 +233,7 @@ def _as_laid(preps: list[revision.Prepared], batch: tokdiff.Batch, scratch: Scra
     rows = np.empty((len(preps), 6), dtype=np.int64)
     rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = docs[:, 0], docs[:, 0] + counts, docs[:, 1], docs[:, 2]
     rows[:, 4], rows[:, 5] = docs[:, 3], docs[:, 3] + marks
-    srt = scratch.take("sorted", np.uint64, batch.hashes.shape[0])
-    for p, (a, b) in zip(preps, rows[:, :2].tolist(), strict=True):
-        srt[a:b] = p.sorted_hashes()
-    return (batch.hashes, srt, batch.flags, batch.starts, batch.ends, batch.buf, batch.fs, batch.fe, batch.cp,
+    return (batch.hashes, batch.flags, batch.starts, batch.ends, batch.buf, batch.fs, batch.fe, batch.cp,
             batch.marks), rows
 
 
@@ -253,9 +250,9 @@ def _laid_out(preps: list[revision.Prepared], scratch: Scratch) -> tuple[tuple, 
     mark_ends = np.cumsum(np.fromiter((m.shape[0] for m in marks), dtype=np.int64, count=len(marks)))
     docs[:, 5], docs[1:, 4] = mark_ends, mark_ends[:-1]
     n, laid = int(ends[-1]), scratch.laid
-    return (laid("hashes", [t.hashes for t in toks], n), laid("sorted", [p.sorted_hashes() for p in preps], n),
-            laid("flags", [t.flags for t in toks], n), laid("starts", [t.starts for t in toks], n),
-            laid("ends", [t.ends for t in toks], n), laid("buf", [t.buf for t in toks], int(bufs[-1])),
+    return (laid("hashes", [t.hashes for t in toks], n), laid("flags", [t.flags for t in toks], n),
+            laid("starts", [t.starts for t in toks], n), laid("ends", [t.ends for t in toks], n),
+            laid("buf", [t.buf for t in toks], int(bufs[-1])),
             laid("fs", [t.fs for t in toks], n), laid("fe", [t.fe for t in toks], n),
             foldtable.codepoints("".join(p.text for p in preps)), laid("marks", marks, int(mark_ends[-1]))), docs
 

@@ -208,6 +208,28 @@ class TokenList(Sequence):
         return self._token(index)
 
 
+class _LaidTokens(TokenList):
+    """A text's tokens in a batch of tokenize_laid: each array a view of the batch's, made when first read (a
+    window's evidence reads one or two of the nine; making all of them was most of preparing a text)."""
+
+    __slots__ = ("_batch", "_at")
+    _VIEWS = {"codes": 0, "starts": 0, "ends": 0, "fs": 0, "fe": 0, "hashes": 0, "flags": 0, "buf": 1}  # 1: of buf
+
+    def __init__(self, text: str, batch: tokdiff.Batch, at: tuple[int, int, int, int]):
+        self.text, self._batch, self._at = text, batch, at  # at: first token, end of its tokens, buf start, end
+
+    def __getattr__(self, name: str):  # only for a slot not set yet: the view, kept in it
+        if name not in _LaidTokens._VIEWS:
+            raise AttributeError(name)
+        a, z, b0, b1 = self._at
+        view = getattr(self._batch, name)[b0:b1] if _LaidTokens._VIEWS[name] else getattr(self._batch, name)[a:z]
+        setattr(self, name, view)
+        return view
+
+    def __len__(self) -> int:
+        return self._at[1] - self._at[0]
+
+
 def _fast_tokens(text: str) -> TokenList | None:
     """tokens(text) through one compiled pass (tokdiff.tokenize); None when the text is for the regular
     expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
@@ -252,13 +274,19 @@ def prepare_many(texts: list[str]) -> list[Prepared]:
     """Prepared of each text, their tokens and quotation marks found in one compiled call for the batch (a text
     the call leaves to the expression is prepared as Prepared prepares it)."""
     out = []
-    found_all, batch = tokdiff.tokenize_batch(texts, foldtable.table_for(_FOLD_POLICY), _TELLING_HASHES)
-    for t, (text, found) in enumerate(zip(texts, found_all, strict=True)):
-        if found is None:
-            out.append(Prepared(text))
+    table = foldtable.table_for(_FOLD_POLICY)
+    batch = tokdiff.tokenize_laid(texts, table, _TELLING_HASHES)
+    if batch is None:
+        return out
+    marks = batch.marks
+    for t, (text, (count, a, b0, b1, m0, m1)) in enumerate(zip(texts, batch.rows, strict=True)):
+        if count >= 0:
+            out.append(Prepared(text, _LaidTokens(text, batch, (a, a + count, b0, b1)), marks[m0:m1], (batch, t)))
+        elif count == -2:  # folds longer than its room in the batch: on its own, with room for its widest fold
+            found = tokdiff.tokenize(text, table, _TELLING_HASHES)
+            out.append(Prepared(text) if found is None else Prepared(text, TokenList(text, *found), marks[m0:m1]))
         else:
-            arrays, quotes = found
-            out.append(Prepared(text, TokenList(text, *arrays), quotes, None if batch.rows[t][0] < 0 else (batch, t)))
+            out.append(Prepared(text))
     return out
 
 

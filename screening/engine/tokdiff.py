@@ -14,6 +14,7 @@ the earlier Python diff; tests compare the two on random sequences dense in ties
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -207,19 +208,22 @@ def tokenize(text: str, table: foldtable.Table, telling: tuple):
 
 
 @njit(cache=True, nogil=True)
-def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling):
+def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts,
+                    ends, buf, fs, fe, hashes, flags, marks):
     """_tokenize of each text cp[offsets[d]:offsets[d + 1]], its arrays one after another in arrays for all
     (one call a batch: a call a text, its arguments and nine arrays boxed, cost as much as a short text's
-    tokens), and the positions of the quotation marks in each. Returns (a row a text: tokens or -1 (for the
-    expression) or -2 (for _tokenized, which makes room), first token, buf start, buf end, first mark, end of
-    marks; then codes, starts, ends, buf, fs, fe, hashes, flags, marks)."""
+    tokens), and the positions of the quotation marks in each; in the arrays given when they are large enough
+    (a spare batch's), else in new ones. Returns (a row a text: tokens or -1 (for the expression) or -2 (for
+    _tokenized, which makes room), first token, buf start, buf end, first mark, end of marks; then codes,
+    starts, ends, buf, fs, fe, hashes, flags, marks)."""
     total, texts = cp.shape[0], offsets.shape[0] - 1
-    codes = np.empty(total, dtype=np.uint8)
-    starts, ends = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
-    fs, fe = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
-    hashes, flags = np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.uint8)
-    marks = np.empty(total, dtype=np.int64)
-    buf = np.empty(2 * total + 64 * texts, dtype=np.uint32)  # as _tokenized's first room, for each text
+    if codes.shape[0] < total or buf.shape[0] < 2 * total + 64 * texts:
+        codes = np.empty(total, dtype=np.uint8)
+        starts, ends = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+        fs, fe = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+        hashes, flags = np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.uint8)
+        marks = np.empty(total, dtype=np.int64)
+        buf = np.empty(2 * total + 64 * texts, dtype=np.uint32)  # as _tokenized's first room, for each text
     rows = np.zeros((texts, 6), dtype=np.int64)
     pos = bpos = mpos = 0
     for d in range(texts):
@@ -251,7 +255,7 @@ def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pai
 
 
 class Batch(NamedTuple):
-    """A batch's tokens as tokenize_batch left them, its texts' one after another (each text's tokens a view):
+    """A batch's tokens as tokenize_laid left them, its texts' one after another (a text's tokens views of them):
     token d of the batch's text t lies at its row's first token + d, its normalised code points from its buf
     start on (fs, fe count from there), its marks from its first mark on; cp holds the texts, text t from
     offsets[t] on (starts and ends count from there)."""
@@ -270,31 +274,45 @@ class Batch(NamedTuple):
     rows: list[list[int]]  # a text: tokens or -1/-2, first token, buf start, buf end, first mark, end of marks
 
 
-def tokenize_batch(texts: list[str], table: foldtable.Table, telling: tuple) -> tuple[list[tuple | None], Batch | None]:
-    """tokenize of each text, a batch in one compiled call, each with the positions of its quotation marks:
-    ((codes, starts, ends, buf, fs, fe, hashes, flags), marks) or None, as tokenize says None; and the batch's
-    arrays its texts' tokens are views of (a text tokenised on its own, a row of -2, is not among them)."""
+# Batches recently made, whose arrays the next batch fills once nothing reads them any more (no Prepared, no
+# view): a window's documents are tokenised while the window before's are still in use, so two suffice. Fresh
+# arrays cost a page fault every few tokens (the allocator gives a freed batch's memory back to the system).
+_SPARE: list[Batch] = []
+_SPARE_MOST = 1 << 22  # code points (a batch of them holds about 70 MB of tokens): a larger one is not kept
+_HELD = sys.getrefcount(_SPARE)  # a reference held by a list, as the spare batches' arrays by their batch
+
+
+def _spare_arrays(total: int, room: int) -> tuple:
+    """The arrays of a spare batch nothing reads any more and large enough for `total` code points and `room`
+    folded ones (taken out of the spares), else empty ones (the kernel makes them)."""
+    for k in range(len(_SPARE)):
+        batch = _SPARE[k]  # (not enumerate: its tuple, reused, would hold the batch too)
+        # The list, this name and the call's argument: nothing else holds the batch or its arrays.
+        if (sys.getrefcount(batch) == _HELD + 1 and batch.codes.shape[0] >= total and batch.buf.shape[0] >= room
+                and all(sys.getrefcount(getattr(batch, name)) == _HELD for name in Batch._fields[:9])):
+            del _SPARE[k]
+            return batch[:9]
+    return (np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint32),
+            np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint8),
+            np.zeros(0, np.int64))
+
+
+def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> Batch | None:
+    """The batch of the texts' tokens in one compiled call (_tokenized_many), no views made: a text's tokens
+    are read from its row (revision.prepare_many makes its views when read)."""
     if not texts:
-        return [], None
+        return None
     cp = foldtable.codepoints("".join(texts))
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
     rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
-        table.pairs, table.simple, telling)
-    out: list[tuple | None] = []
-    listed = rows.tolist()
-    for text, (count, a, b0, b1, m0, m1) in zip(texts, listed, strict=True):
-        if count == -2:  # folds longer than its room here: on its own, with room for its widest fold
-            found = tokenize(text, table, telling)
-            out.append(None if found is None else (found, marks[m0:m1]))
-        elif count < 0:
-            out.append(None)
-        else:
-            z = a + count
-            out.append(((codes[a:z], starts[a:z], ends[a:z], buf[b0:b1], fs[a:z], fe[a:z], hashes[a:z], flags[a:z]),
-                        marks[m0:m1]))
-    return out, Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, listed)
+        table.pairs, table.simple, telling, *_spare_arrays(cp.shape[0], 2 * cp.shape[0] + 64 * len(texts)))
+    batch = Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist())
+    if cp.shape[0] <= _SPARE_MOST:
+        _SPARE.append(batch)
+        del _SPARE[:-2]
+    return batch
 
 
 def token_hashes(codes: np.ndarray, buf: np.ndarray, fs: np.ndarray, fe: np.ndarray, telling: tuple
@@ -1025,23 +1043,65 @@ def _to_examine(signals, n_signals, found, moved):
 
 
 @njit(cache=True, nogil=True)
-def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
+def _shared_count(lh, rh, keys, counts, slots):
+    """How many tokens two hash sequences share counted with repeats, by a table of the left's counts (open
+    addressing in `keys`, `counts`: -1 an empty slot, at least table_size(len(lh)) long, a power of two; left as
+    found): a document's hashes sorted by numpy cost more than all of a pair's counting, a call a document."""
+    size = _table_size(lh.shape[0])
+    mask = np.uint64(size - 1)
+    used = 0
+    for i in range(lh.shape[0]):
+        v = lh[i]
+        s = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while counts[s] >= 0 and keys[s] != v:
+            s = (s + 1) & (size - 1)
+        if counts[s] < 0:
+            keys[s], counts[s] = v, 0
+            slots[used] = s
+            used += 1
+        counts[s] += 1
+    common = 0
+    for j in range(rh.shape[0]):
+        v = rh[j]
+        s = np.int64((v ^ (v >> np.uint64(29))) & mask)
+        while counts[s] >= 0 and keys[s] != v:
+            s = (s + 1) & (size - 1)
+        if counts[s] > 0:  # a slot emptied of its count stays taken (-1 would cut the chains through it)
+            counts[s] -= 1
+            common += 1
+    for k in range(used):
+        counts[slots[k]] = -1
+    return common
+
+
+@njit(cache=True, nogil=True)
+def _count_tables(docs):
+    """_shared_count's arrays, for the longest of the documents (rows of pairs_evidence's docs)."""
+    most = 0
+    for d in range(docs.shape[0]):
+        most = max(most, docs[d, 1] - docs[d, 0])
+    return np.empty(_table_size(most), dtype=np.uint64), np.full(_table_size(most), -1, dtype=np.int64), np.empty(
+        most, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, pairs, m, anchors, join, share,
                    least, major, small, moved_share, words, longest, terms, need, spaces, gkeys, after, slots, heads):
     """Where the shared text of each pair lies and, for a pair marked for it, the diff in brief, a window of
     pairs in one call (a call a pair, its arguments and a dozen results boxed, was much of a stored pair's
     verification). The documents' arrays lie one after another: docs has a row a document (first token, end
     of its tokens, buf start, code points start, marks start, marks end; starts, ends, fs, fe and the marks
-    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them);
-    `srt` each document's hashes sorted (by numpy: numba's sort took four times as long).
-
-    Each pair gets: its tiles (revision.tiles), located_blocks of them and boilerplate of their blocks (when
-    they lie at the edges); diffed, _diffed's sums and the stretches to examine for a signal. Returns (a row a
-    pair, the P_* columns; the five longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the
-    stretches to examine, rows i1, i2, j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the
-    scratch arrays for the documents' m-gram keys and their index, those given or larger ones, for the next
-    window)."""
+    are the document's own positions); pairs a row a pair (left document, right document, 1 to diff them).
+    Each pair gets: its tokens shared with repeats (_shared_count), its tiles (revision.tiles), located_blocks
+    of them and boilerplate of their blocks (at the edges; word pairs, quotation marks and boilerplate only
+    where the blocks are not clearly the whole of both texts: only then does for_near_many read them); diffed,
+    _diffed's sums and the stretches to examine for a signal. Returns (a row a pair, the P_* columns; the five
+    longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the stretches to examine, rows i1, i2,
+    j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the scratch arrays for the documents'
+    m-gram keys and their index, those given or larger ones, for the next window)."""
     key_at, slot_at, gkeys, after, slots, heads = _gram_tables(hashes, docs, m, gkeys, after, slots, heads)
     n = pairs.shape[0]
+    ckeys, counts, cslots = _count_tables(docs)
     out = np.zeros((n, P_WIDTH), dtype=np.int64)
     tops = np.empty((5 * n, 4), dtype=np.int64)
     signals = np.empty((16, 5), dtype=np.int64)
@@ -1060,16 +1120,18 @@ def pairs_evidence(hashes, srt, flags, starts, ends, buf, fs, fe, cp, quotes, do
         rows, spans, top, chars, lfree, rfree, edged, lsides, rsides = blocks(tiled, nl, nr, lst, len_, rst, ren, join,
                                                                               share, least, major)
         o = out[p]
-        o[P_COMMON], o[P_TILES], o[P_CHARS] = _intersection_size(srt[la:lb], srt[ra:rb]), tiled.shape[0], chars
+        o[P_COMMON] = nl if same else _shared_count(lh, rh, ckeys, counts, cslots)
+        o[P_TILES], o[P_CHARS] = tiled.shape[0], chars
         o[P_LFREE], o[P_RFREE], o[P_EDGED], o[P_LSIDES], o[P_RSIDES] = lfree, rfree, edged, lsides, rsides
+        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
         if tiled.shape[0]:
             o[P_MOVED] = out_of_order(tiled)
             if lfree * 100 > 9 * nl or rfree * 100 > 9 * nr:
                 o[P_LKEYS], o[P_RKEYS], o[P_BOTH] = rest_pairs(lh, rh, tiled)
                 o[P_QUOTED] = quoted(spans, rows, lst, len_, rst, ren, quotes[docs[left, 4]:docs[left, 5]],
                                      quotes[docs[right, 4]:docs[right, 5]])
-        lbuf, lfs, lfe = buf[docs[left, 2]:], fs[la:lb], fe[la:lb]
-        o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
+                # Boilerplate matters only at the edges, not for the whole of both (most of a corpus of pairs).
+                o[P_BOILERPLATE] = edged and boilerplate(lbuf, lfs, lfe, rows, words, longest, terms, need)
         o[P_TOP], o[P_TOP_AT] = top.shape[0], n_tops
         tops[n_tops:n_tops + top.shape[0]] = top
         n_tops += top.shape[0]
