@@ -1043,18 +1043,24 @@ def _to_examine(signals, n_signals, found, moved):
 
 
 @njit(cache=True, nogil=True)
+def _count_slot(keys, counts, v, size):
+    """The slot of v in _shared_count's table of `size` slots, or the empty one where it would go."""
+    s = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
+    while counts[s] >= 0 and keys[s] != v:
+        s = (s + 1) & (size - 1)
+    return s
+
+
+@njit(cache=True, nogil=True)
 def _shared_count(lh, rh, keys, counts, slots):
     """How many tokens two hash sequences share counted with repeats, by a table of the left's counts (open
     addressing in `keys`, `counts`: -1 an empty slot, at least table_size(len(lh)) long, a power of two; left as
     found): a document's hashes sorted by numpy cost more than all of a pair's counting, a call a document."""
     size = _table_size(lh.shape[0])
-    mask = np.uint64(size - 1)
     used = 0
     for i in range(lh.shape[0]):
         v = lh[i]
-        s = np.int64((v ^ (v >> np.uint64(29))) & mask)
-        while counts[s] >= 0 and keys[s] != v:
-            s = (s + 1) & (size - 1)
+        s = _count_slot(keys, counts, v, size)
         if counts[s] < 0:
             keys[s], counts[s] = v, 0
             slots[used] = s
@@ -1062,10 +1068,7 @@ def _shared_count(lh, rh, keys, counts, slots):
         counts[s] += 1
     common = 0
     for j in range(rh.shape[0]):
-        v = rh[j]
-        s = np.int64((v ^ (v >> np.uint64(29))) & mask)
-        while counts[s] >= 0 and keys[s] != v:
-            s = (s + 1) & (size - 1)
+        s = _count_slot(keys, counts, rh[j], size)
         if counts[s] > 0:  # a slot emptied of its count stays taken (-1 would cut the chains through it)
             counts[s] -= 1
             common += 1
