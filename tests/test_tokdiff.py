@@ -106,5 +106,6 @@ def test_a_batch_still_read_is_never_refilled():
     # A batch nothing reads is refilled (the point of keeping it), with the tokens of its new texts.
     spare = revision.prepare_many(others)[0].laid[0].codes.ctypes.data
     again = revision.prepare_many(texts)
-    assert again[0].laid[0].codes.ctypes.data == spare or len(tokdiff._SPARE) == 2
+    # (Only where reference counts tell it: a GIL build of CPython before 3.14, tokdiff._REUSE.)
+    assert not tokdiff._REUSE or again[0].laid[0].codes.ctypes.data == spare or len(tokdiff._SPARE) == 2
     assert [(p.toks.hashes.tolist(), [t.norm for t in p.toks[:]], p.quotes.tolist()) for p in again] == expected

@@ -280,6 +280,10 @@ class Batch(NamedTuple):
 _SPARE: list[Batch] = []
 _SPARE_MOST = 1 << 22  # code points (a batch of them holds about 70 MB of tokens): a larger one is not kept
 _HELD = sys.getrefcount(_SPARE)  # a reference held by a list, as the spare batches' arrays by their batch
+# Reference counts tell "nothing reads it" only on a GIL build of CPython before 3.14: from 3.14 the interpreter
+# borrows references and a count may read lower than the holders, which could refill a batch still in use.
+_REUSE = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+          and getattr(sys, "_is_gil_enabled", lambda: True)())
 
 
 def _spare_arrays(total: int, room: int) -> tuple:
@@ -309,7 +313,7 @@ def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> B
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
         table.pairs, table.simple, telling, *_spare_arrays(cp.shape[0], 2 * cp.shape[0] + 64 * len(texts)))
     batch = Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist())
-    if cp.shape[0] <= _SPARE_MOST:
+    if _REUSE and cp.shape[0] <= _SPARE_MOST:
         _SPARE.append(batch)
         del _SPARE[:-2]
     return batch
