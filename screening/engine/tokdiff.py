@@ -962,10 +962,10 @@ def respaced(lbuf, lfs, lfe, lcp, lstarts, lends, rbuf, rfs, rfe, rcp, rstarts, 
 
 
 @njit(cache=True, nogil=True)
-def _gram_tables(hashes, docs, m, gkeys, after, slots, heads):
-    """Each document's m-gram keys and their index (kernels.index, written in place), made once for all its
-    pairs, in the arrays given when they are large enough (fresh pages cost more than filling them): (where
-    each document's keys begin, where its slots begin, then the four arrays)."""
+def _gram_tables(docs, m, gkeys, after, slots, heads):
+    """Room for each document's m-gram keys and their index (kernels.index, written in place by _grams), in the
+    arrays given when they are large enough (fresh pages cost more than filling them): (where each document's
+    keys begin, where its slots begin, then the four arrays, and what _grams has made of each document: none)."""
     n_docs = docs.shape[0]
     key_at = np.zeros(n_docs + 1, dtype=np.int64)
     slot_at = np.zeros(n_docs + 1, dtype=np.int64)
@@ -978,36 +978,64 @@ def _gram_tables(hashes, docs, m, gkeys, after, slots, heads):
     if slots.shape[0] < slot_at[n_docs]:
         slots = np.empty(2 * slot_at[n_docs], dtype=np.uint64)
         heads = np.empty(2 * slot_at[n_docs], dtype=np.int64)
-    slots[:slot_at[n_docs]] = 0
-    heads[:slot_at[n_docs]] = -1
-    for d in range(n_docs):
-        h, k = hashes[docs[d, 0]:docs[d, 1]], gkeys[key_at[d]:key_at[d + 1]]
+    return key_at, slot_at, gkeys, after, slots, heads, np.zeros(n_docs, dtype=np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def _grams(hashes, docs, d, m, tables, indexed):
+    """Document d's m-gram keys (made[d] 1), and their index too when `indexed` (made[d] 2), each made once for
+    all its pairs and only when a pair needs it: a pair of equal token sequences needs neither, the left
+    document of a pair only its keys (in a corpus of pairs, two thirds of the index went unread)."""
+    key_at, slot_at, gkeys, after, slots, heads, made = tables
+    k = gkeys[key_at[d]:key_at[d + 1]]
+    if made[d] == 0:
+        h = hashes[docs[d, 0]:docs[d, 1]]
         for i in range(k.shape[0]):
             v = _ZERO
             for t in range(m):
                 v = (v ^ h[i + t]) * _G1 + _G2
             k[i] = v
-        _index_into(k, slots[slot_at[d]:slot_at[d + 1]], heads[slot_at[d]:slot_at[d + 1]],
-                    after[key_at[d]:key_at[d + 1]])
-    return key_at, slot_at, gkeys, after, slots, heads
+        made[d] = 1
+    if indexed and made[d] == 1:
+        keys, head = slots[slot_at[d]:slot_at[d + 1]], heads[slot_at[d]:slot_at[d + 1]]
+        keys[:] = 0
+        head[:] = -1
+        _index_into(k, keys, head, after[key_at[d]:key_at[d + 1]])
+        made[d] = 2
+    return k
 
 
 @njit(cache=True, nogil=True)
-def _equal_or_tiled(lh, rh, akeys, bindex, m, anchors):
-    """(whether the two sequences are equal, their tiles): what tiles gives two equal sequences is the whole of
-    both, when it is a run at all, without the search."""
-    nl, nr = lh.shape[0], rh.shape[0]
-    same = nl == nr
-    for i in range(nl if same else 0):
+def _pair_tiles(hashes, docs, left, right, m, anchors, tables):
+    """tiles of two documents of pairs_evidence, on the keys of the left and the index of the right (_grams)."""
+    key_at, slot_at, _, after, slots, heads, _ = tables
+    lkeys = _grams(hashes, docs, left, m, tables, False)
+    _grams(hashes, docs, right, m, tables, True)
+    rindex = (slots[slot_at[right]:slot_at[right + 1]], heads[slot_at[right]:slot_at[right + 1]],
+              after[key_at[right]:key_at[right + 1]])
+    return tiles(hashes[docs[left, 0]:docs[left, 1]], hashes[docs[right, 0]:docs[right, 1]], lkeys, rindex, m,
+                 anchors)
+
+
+@njit(cache=True, nogil=True)
+def _equal(lh, rh):
+    """Whether two token-hash sequences are the same."""
+    if lh.shape[0] != rh.shape[0]:
+        return False
+    for i in range(lh.shape[0]):
         if lh[i] != rh[i]:
-            same = False
-            break
-    if not same:
-        return False, tiles(lh, rh, akeys, bindex, m, anchors)
-    tiled = np.empty((1 if nl >= m else 0, 3), dtype=np.int64)
-    if nl >= m:
-        tiled[0, 0], tiled[0, 1], tiled[0, 2] = 0, 0, nl
-    return True, tiled
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _whole(n, m):
+    """What tiles gives two equal sequences of n tokens without the search: the whole of both, when it is a run
+    at all."""
+    tiled = np.empty((1 if n >= m else 0, 3), dtype=np.int64)
+    if n >= m:
+        tiled[0, 0], tiled[0, 1], tiled[0, 2] = 0, 0, n
+    return tiled
 
 
 @njit(cache=True, nogil=True)
@@ -1106,7 +1134,7 @@ def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, p
     longest spans of each, a pair's P_TOP of them from its P_TOP_AT on; the stretches to examine, rows i1, i2,
     j1, j2, examine, a pair's P_SIGNALS from its P_SIGNAL_AT on; then the scratch arrays for the documents'
     m-gram keys and their index, those given or larger ones, for the next window)."""
-    key_at, slot_at, gkeys, after, slots, heads = _gram_tables(hashes, docs, m, gkeys, after, slots, heads)
+    tables = _gram_tables(docs, m, gkeys, after, slots, heads)
     n = pairs.shape[0]
     ckeys, counts, cslots = _count_tables(docs)
     out = np.zeros((n, P_WIDTH), dtype=np.int64)
@@ -1118,9 +1146,8 @@ def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, p
         la, lb, ra, rb = docs[left, 0], docs[left, 1], docs[right, 0], docs[right, 1]
         lh, rh, lst, len_ = hashes[la:lb], hashes[ra:rb], starts[la:lb], ends[la:lb]
         rst, ren = starts[ra:rb], ends[ra:rb]
-        rindex = (slots[slot_at[right]:slot_at[right + 1]], heads[slot_at[right]:slot_at[right + 1]],
-                  after[key_at[right]:key_at[right + 1]])
-        same, tiled = _equal_or_tiled(lh, rh, gkeys[key_at[left]:key_at[left + 1]], rindex, m, anchors)
+        same = _equal(lh, rh)
+        tiled = _whole(lb - la, m) if same else _pair_tiles(hashes, docs, left, right, m, anchors, tables)
         # located_blocks, but the remainders' word pairs and the quotation marks only where the shared blocks
         # are not clearly the whole of both texts (only then are they read).
         nl, nr = lb - la, rb - ra
@@ -1151,4 +1178,4 @@ def pairs_evidence(hashes, flags, starts, ends, buf, fs, fe, cp, quotes, docs, p
         o[P_ROWS], o[P_CHANGED], o[P_SHIFTED] = found.shape[0], changed, shifted
         signals, n_signals = _to_examine(signals, n_signals, found, moved)
         o[P_SIGNALS] = n_signals - o[P_SIGNAL_AT]
-    return out, tops[:n_tops], signals[:n_signals], gkeys, after, slots, heads
+    return out, tops[:n_tops], signals[:n_signals], tables[2], tables[3], tables[4], tables[5]
