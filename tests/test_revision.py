@@ -180,6 +180,20 @@ def test_prepared_tokens_are_the_expressions_tokens_folded_alike():
         assert list(revision.Prepared(text).toks) == revision.tokens(text), ascii(text)
 
 
+def test_a_stretch_of_tokens_read_at_once_is_the_tokens_read_one_by_one():
+    import random
+
+    rng = random.Random(4)
+    texts = ["12 V → 12 mV; ۱۲ ولت", "资料整理：每周 → 每天", "isn't it? ｄｏｎ＇ｔ -5 °C 1,000.5 ۱۲٫۵"]
+    texts += ["".join(rng.choice(SCANNED) for _ in range(rng.randint(1, 40))) for _ in range(500)]
+    for prepared in [revision.Prepared(text) for text in texts] + revision.prepare_many(texts):
+        toks, n = prepared.toks, len(prepared.toks)
+        one_by_one = [toks[i] for i in range(n)]
+        for a in range(n + 1):
+            for b in range(a, n + 1):
+                assert toks.span(a, b) == toks[a:b] == one_by_one[a:b], ascii(prepared.text)
+
+
 def test_a_negation_is_a_signal_even_where_the_new_sentence_reads_like_another_one_of_both_texts():
     # "This option is not available on older systems." stands elsewhere in both texts: the word added does not
     # come from there (that sentence stayed in place), so it is no move.

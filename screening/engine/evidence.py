@@ -200,15 +200,9 @@ class Scratch:
 def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], list[list[int]], list[list[int]]]:
     """tokdiff.pairs_evidence of the items: on the arrays of the batch their documents were all tokenised in
     (revision.prepare_many), else on their arrays laid one after another."""
-    at: dict[int, int] = {}
-    preps: list[revision.Prepared] = []
-    rows = []
-    for item in items:
-        for p in (item.left, item.right):
-            if id(p) not in at:
-                at[id(p)] = len(preps)
-                preps.append(p)
-        rows.append((at[id(item.left)], at[id(item.right)], item.whole))
+    at: dict[revision.Prepared, int] = {}  # (a Prepared hashes by identity) its place among the window's texts
+    rows = [(at.setdefault(item.left, len(at)), at.setdefault(item.right, len(at)), item.whole) for item in items]
+    preps = list(at)
     batch = preps[0].laid[0] if preps[0].laid else None
     if batch is not None and all(p.laid is not None and p.laid[0] is batch for p in preps):
         arrays, docs = _as_laid(preps, batch)
@@ -226,13 +220,12 @@ def _window(items: list[NearItem], scratch: Scratch) -> tuple[list[list[int]], l
 def _as_laid(preps: list[revision.Prepared], batch: tokdiff.Batch) -> tuple[tuple, np.ndarray]:
     """pairs_evidence's arrays and document rows for documents all of one batch (revision.prepare_many): the
     batch's own arrays, nothing copied."""
-    docs = np.array([batch.rows[t][1:3] + [batch.offsets[t], batch.rows[t][4]] for _, t in (p.laid for p in preps)],
-                    dtype=np.int64).reshape(-1, 4)
-    counts = np.fromiter((len(p.toks) for p in preps), dtype=np.int64, count=len(preps))
-    marks = np.fromiter((p.quotes.shape[0] for p in preps), dtype=np.int64, count=len(preps))
+    t = np.fromiter((p.laid[1] for p in preps), dtype=np.int64, count=len(preps))
+    found = batch.table[t]  # rows: tokens, first token, buf start, buf end, first mark, end of marks
     rows = np.empty((len(preps), 6), dtype=np.int64)
-    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = docs[:, 0], docs[:, 0] + counts, docs[:, 1], docs[:, 2]
-    rows[:, 4], rows[:, 5] = docs[:, 3], docs[:, 3] + marks
+    # A text of more than MAX_TOKENS tokens is compared on its first MAX_TOKENS (revision.Prepared).
+    rows[:, 0], rows[:, 1] = found[:, 1], found[:, 1] + np.minimum(found[:, 0], revision.MAX_TOKENS)
+    rows[:, 2], rows[:, 3], rows[:, 4], rows[:, 5] = found[:, 2], batch.offsets[t], found[:, 4], found[:, 5]
     return (batch.hashes, batch.flags, batch.starts, batch.ends, batch.buf, batch.fs, batch.fe, batch.cp,
             batch.marks), rows
 
@@ -272,7 +265,7 @@ def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list
         (common, tiled, chars, lfree, rfree, edged, lsides, rsides, moved_blocks, lkeys, rkeys, both, quoted,
          boilerplate, ntop, top_at, diffed, changed, shifted, nsignals, at) = h
         lp, rp, lf, rf, whole = item.left, item.right, item.left_facts, item.right_facts, item.whole
-        nl, nr = lp.toks.codes.shape[0], rp.toks.codes.shape[0]
+        nl, nr = len(lp.toks), len(rp.toks)  # (a laid text's length without making its arrays' views)
         total = (nl + nr) or 1
         signals = []
         if not whole:

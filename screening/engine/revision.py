@@ -198,9 +198,22 @@ class TokenList(Sequence):
         start, end = int(self.starts[i]), int(self.ends[i])
         return Token(self.text[start:end], start, end, self.norm(i), tokscan.GROUPS[self.codes[i]])
 
+    def span(self, a: int, b: int) -> list[Token]:
+        """Tokens a..b (0 ≤ a ≤ b ≤ len), read with one slice an array and one decode: their normalised forms lie
+        one after another in buf (a Token a numpy read of each array was most of a signal)."""
+        if b <= a:
+            return []
+        fs, fe = self.fs[a:b].tolist(), self.fe[a:b].tolist()
+        base, text, groups = fs[0], self.text, tokscan.GROUPS
+        norms = self.buf[base:fe[-1]].tobytes().decode("utf-32-le")
+        return [Token(text[s:e], s, e, norms[f - base:g - base], groups[c])
+                for s, e, f, g, c in zip(self.starts[a:b].tolist(), self.ends[a:b].tolist(), fs, fe,
+                                         self.codes[a:b].tolist(), strict=True)]
+
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return [self._token(i) for i in range(*index.indices(len(self)))]
+            a, b, step = index.indices(len(self))
+            return self.span(a, max(a, b)) if step == 1 else [self._token(i) for i in range(a, b, step)]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
@@ -430,9 +443,11 @@ def signal(lp: Prepared, rp: Prepared, i1: int, i2: int, j1: int, j2: int, exami
     lt, rt = lp.toks, rp.toks
     if not examine or (examine == 2 and not _persian_negation(lt.norm(i1), rt.norm(j1))):
         return None
-    before = lt[i1 - 1] if i1 > 0 else None
-    after = lt[i2] if i2 < len(lt) else None
-    kind = _kind(lt[i1:i2], rt[j1:j2], before, after)
+    lo, hi = max(i1 - 1, 0), min(i2 + 1, len(lt))
+    around = lt.span(lo, hi)  # the stretch with a token each side, in one read
+    before = around[0] if i1 > 0 else None
+    after = around[-1] if i2 < len(lt) else None
+    kind = _kind(around[i1 - lo:i2 - lo], rt.span(j1, j2), before, after)
     return None if kind is None else Signal(kind, _shown(lp.text, lt, i1, i2), _shown(rp.text, rt, j1, j2))
 
 

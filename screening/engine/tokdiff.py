@@ -272,6 +272,7 @@ class Batch(NamedTuple):
     cp: np.ndarray
     offsets: np.ndarray
     rows: list[list[int]]  # a text: tokens or -1/-2, first token, buf start, buf end, first mark, end of marks
+    table: np.ndarray  # the same rows as an array
 
 
 # Batches recently made, whose arrays the next batch fills once nothing reads them any more (no Prepared, no
@@ -312,7 +313,7 @@ def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> B
     rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
         table.pairs, table.simple, telling, *_spare_arrays(cp.shape[0], 2 * cp.shape[0] + 64 * len(texts)))
-    batch = Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist())
+    batch = Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist(), rows)
     if _REUSE and cp.shape[0] <= _SPARE_MOST:
         _SPARE.append(batch)
         del _SPARE[:-2]
