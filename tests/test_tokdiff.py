@@ -109,3 +109,18 @@ def test_a_batch_still_read_is_never_refilled():
     # (Only where reference counts tell it: a GIL build of CPython before 3.14, tokdiff._REUSE.)
     assert not tokdiff._REUSE or again[0].laid[0].codes.ctypes.data == spare or len(tokdiff._SPARE) == 2
     assert [(p.toks.hashes.tolist(), [t.norm for t in p.toks[:]], p.quotes.tolist()) for p in again] == expected
+
+
+def test_a_small_stretch_is_found_moved_alike_by_reading_the_other_text_or_by_its_index():
+    rng = random.Random(11)
+    for _ in range(3000):
+        hay = np.array([rng.randrange(4) for _ in range(rng.randint(1, 40))], dtype=np.uint64)
+        at, k = rng.randrange(hay.shape[0]), rng.randint(1, 6)
+        needle = hay[at:at + k].copy() if rng.random() < 0.7 else np.array(
+            [rng.randrange(4) for _ in range(k)], dtype=np.uint64)
+        core = rng.randrange(needle.shape[0])
+        size = rng.randint(1, needle.shape[0] - core)
+        diff = np.array([rng.random() < 0.2 for _ in range(hay.shape[0])], dtype=np.bool_)
+        keys, head, after = tokdiff._index(hay)
+        assert tokdiff._occurs_scanned(needle, hay, core, size, diff) == tokdiff._occurs(
+            needle, hay, keys, head, after, core, size, diff)

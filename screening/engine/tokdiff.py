@@ -37,6 +37,7 @@ _G1 = np.uint64(0x9E3779B97F4A7C15)
 _G2 = np.uint64(0xC2B2AE3D27D4EB4F)
 NUN = 0x0646  # ن: Persian negative verbs start with it (see revision._persian_negation)
 TELLS, NT, STARTS_NUN = 1, 2, 4  # token flags
+SCANNED = 8  # small stretches a side up to which changes() reads the other text through rather than index it
 
 
 @njit(cache=True, nogil=True)
@@ -442,6 +443,25 @@ def _occurs(needle, hay, keys, head, after, core, size, hay_diff):
 
 
 @njit(cache=True, nogil=True)
+def _occurs_scanned(needle, hay, core, size, hay_diff):
+    """_occurs by reading `hay` through: for a pair with a few small stretches, cheaper than indexing it."""
+    k, first = needle.shape[0], needle[0]
+    for s in range(hay.shape[0] - k + 1):
+        if hay[s] != first:
+            continue
+        ok = True
+        for t in range(1, k):
+            if hay[s + t] != needle[t]:
+                ok = False
+                break
+        if ok:
+            for t in range(s + core, s + core + size):
+                if hay_diff[t]:
+                    return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def _long_moved(keys, i1, i2, other, share):
     """Whether nearly all runs of three tokens of the stretch i1..i2 are found among the other's (`other`: an
     index of them, kernels.index; a set lookup instead of numba's sort and a bisection)."""
@@ -456,14 +476,28 @@ def _long_moved(keys, i1, i2, other, share):
 
 
 @njit(cache=True, nogil=True)
-def _moved(h, i1, i2, other, index, keys, other_keys, small, share, other_diff):
+def _moved(h, i1, i2, other, index, keys, other_keys, small, share, other_diff, scan):
     if i1 == i2:
         return True
     if i2 - i1 > small:
         return _long_moved(keys, i1, i2, other_keys, share)
     lo, hi = max(i1 - 1, 0), min(i2 + 1, h.shape[0])
-    return hi - lo > i2 - i1 and _occurs(h[lo:hi], other, index[0], index[1], index[2], i1 - lo, i2 - i1,
-                                         other_diff)
+    if hi - lo == i2 - i1:
+        return False
+    if scan:
+        return _occurs_scanned(h[lo:hi], other, i1 - lo, i2 - i1, other_diff)
+    return _occurs(h[lo:hi], other, index[0], index[1], index[2], i1 - lo, i2 - i1, other_diff)
+
+
+@njit(cache=True, nogil=True)
+def _scans(gaps, small):
+    """Whether each side's small stretches are few enough to look for by reading the other text through
+    (_occurs_scanned) rather than by its index: most pairs have one or two, and indexing a text cost more."""
+    lsmall = rsmall = 0
+    for g in range(gaps.shape[0]):
+        lsmall += 0 < gaps[g, 1] - gaps[g, 0] <= small
+        rsmall += 0 < gaps[g, 3] - gaps[g, 2] <= small
+    return lsmall <= SCANNED, rsmall <= SCANNED
 
 
 @njit(cache=True, nogil=True)
@@ -483,6 +517,7 @@ def changes(lh, rh, lflags, rflags, small, share):
     lindex, rindex = _index(lh[:0]), _index(rh[:0])
     lgrams, rgrams = lindex, rindex
     have_lk = have_rk = have_l = have_r = have_li = have_ri = False
+    lscan, rscan = _scans(gaps, small)
     for g in range(gaps.shape[0]):
         i1, i2, j1, j2 = gaps[g, 0], gaps[g, 1], gaps[g, 2], gaps[g, 3]
         out[g, 0], out[g, 1], out[g, 2], out[g, 3] = i1, i2, j1, j2
@@ -493,9 +528,9 @@ def changes(lh, rh, lflags, rflags, small, share):
                 rkeys, have_rk = _gram_keys(rh), True
             if not have_r:
                 rgrams, have_r = _index(rkeys), True
-        if i1 != i2 and i2 - i1 <= small and not have_ri:
+        if i1 != i2 and i2 - i1 <= small and not have_ri and not lscan:
             rindex, have_ri = _index(rh), True
-        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rgrams, small, share, rdiff)
+        moved = _moved(lh, i1, i2, rh, rindex, lkeys, rgrams, small, share, rdiff, lscan)
         if moved:
             if j2 - j1 > small:
                 if not have_lk:
@@ -504,9 +539,9 @@ def changes(lh, rh, lflags, rflags, small, share):
                     rkeys, have_rk = _gram_keys(rh), True
                 if not have_l:
                     lgrams, have_l = _index(lkeys), True
-            if j1 != j2 and j2 - j1 <= small and not have_li:
+            if j1 != j2 and j2 - j1 <= small and not have_li and not rscan:
                 lindex, have_li = _index(lh), True
-            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lgrams, small, share, ldiff)
+            moved = _moved(rh, j1, j2, lh, lindex, rkeys, lgrams, small, share, ldiff, rscan)
         if moved:
             out[g, 4] = 1
             continue
