@@ -284,29 +284,32 @@ def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list
         if (key := (lf.version, rf.version)) not in versions:
             versions[key] = order(lf.version, rf.version, _version_key)
         if tiled:
-            rest_left = round(lfree / nl, 4) if nl else 0.0
-            rest_right = round(rfree / nr, 4) if nr else 0.0
+            rest_left = round(lfree / nl, 4) if lfree else 0.0
+            rest_right = round(rfree / nr, 4) if rfree else 0.0
             where = "whole" if max(rest_left, rest_right) <= whole_share else "edges" if edged else "inside"
             judged, edges = where != "whole", where == "edges"
-            located_ = (moved_blocks, where, [sides[lsides], sides[rsides]] if edges else ["", ""],
-                        tops[top_at:top_at + ntop], chars, rest_left, rest_right,
-                        round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None,
-                        edges and bool(boilerplate), judged and bool(quoted))
+            shared_edges = [sides[lsides], sides[rsides]] if edges else ["", ""]
+            shared_blocks = tops[top_at:top_at + ntop]
+            rest_similarity = round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None
+            boilerplate, quoted = edges and bool(boilerplate), judged and bool(quoted)
         else:
-            located_ = (0, "none", ["", ""], [], 0, 1.0, 1.0, None, False, False)
+            moved_blocks, where, shared_edges, shared_blocks, chars = 0, "none", ["", ""], [], 0
+            rest_left = rest_right = 1.0
+            rest_similarity, boilerplate, quoted = None, False, False
         # One literal, in Evidence's field order (as_dict's): an update with keywords cost more than the rest.
         out.append({
             "jaccard": item.jaccard, "containment_left": shared / max(item.left_hashes.size, 1),
             "containment_right": shared / max(item.right_hashes.size, 1), "same_normalised": same,
-            "changed_share": round(changed_share, 4), "moved_share": round(moved_share, 4),
+            "changed_share": round(changed_share, 4) if changed_share else 0.0,
+            "moved_share": round(moved_share, 4) if moved_share else 0.0,
             "length_ratio": round(min(ll, rl) / (max(ll, rl) or 1), 4), "languages": [lf.language, rf.language],
             "same_source": lf.source_id == rf.source_id, "version_order": versions[key],
             "collected_order": order(lf.collected_at[:19], rf.collected_at[:19]), "template_share": item.template[0],
             "jaccard_without_template": item.template[1], "exact": False, "signals": signals,
-            "partial": not whole, "token_overlap": 2 * common / total, "moved_blocks": located_[0],
-            "shared_where": located_[1], "shared_edges": located_[2], "shared_blocks": located_[3],
-            "shared_chars": located_[4], "rest_left": located_[5], "rest_right": located_[6],
-            "rest_similarity": located_[7], "boilerplate": located_[8], "quoted": located_[9],
+            "partial": not whole, "token_overlap": 2 * common / total, "moved_blocks": moved_blocks,
+            "shared_where": where, "shared_edges": shared_edges, "shared_blocks": shared_blocks,
+            "shared_chars": chars, "rest_left": rest_left, "rest_right": rest_right,
+            "rest_similarity": rest_similarity, "boilerplate": boilerplate, "quoted": quoted,
         })
     return out
 
