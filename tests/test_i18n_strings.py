@@ -19,7 +19,7 @@ from django.utils import translation
 from dedup_site.numerals import LocalCount, jalali, local_digits
 from review.sheets import sheet_exports, signing
 from screening.models import CandidatePair
-from tests.factories import copies_run
+from tests.factories import copies_run, seed_run
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -139,6 +139,18 @@ def test_the_run_page_writes_its_counts_and_dates_in_persian_digits(import_recor
     english.force_login(editor)
     page = english.get(run.get_absolute_url()).content.decode()
     assert run.created_at.strftime("%Y-%m-%d %H:%M:%S") in page  # Gregorian and ASCII digits in English
+
+
+@pytest.mark.django_db
+def test_the_run_pages_pair_scores_and_histogram_are_in_persian_digits(import_records, editor):
+    run = seed_run(import_records)
+    client = Client(headers={"accept-language": "fa-IR"})
+    client.force_login(editor)
+    page = client.get(run.get_absolute_url()).content.decode()
+    pairs = page[page.index('id="pairs"'):]
+    assert re.search(r'<td class="num">[۰-۹٫]+</td>', pairs) and not re.search(r'<td class="num">[0-9.]+</td>', pairs)
+    ticks = re.findall(r'class="tick"[^>]*>([^<]+)</text>', page)
+    assert ticks and all(not re.search("[0-9]", t) for t in ticks), ticks
 
 
 @pytest.mark.django_db
