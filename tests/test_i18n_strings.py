@@ -154,6 +154,21 @@ def test_the_run_pages_pair_scores_and_histogram_are_in_persian_digits(import_re
 
 
 @pytest.mark.django_db
+def test_the_run_summary_is_punctuated_as_its_language_punctuates(import_records):
+    from screening import runs
+
+    run = seed_run(import_records)
+    with translation.override("fa"):
+        persian = runs.run_summary(run)
+    with translation.override("zh-hans"):
+        chinese = runs.run_summary(run)
+    english = runs.run_summary(run)
+    assert "؛ " in persian and ";" not in persian and "، " in persian
+    assert "；" in chinese and ";" not in chinese
+    assert "; " in english and "؛" not in english
+
+
+@pytest.mark.django_db
 def test_a_review_sheet_is_the_same_bytes_in_every_interface_language(reviewed, admin_user, settings):
     settings.JALALI_DATES = True  # the most a language can change in what the interface shows
     built = {}

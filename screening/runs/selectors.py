@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from django.utils.translation import get_language, gettext, ngettext
+from django.utils.translation import get_language, gettext, ngettext, pgettext
 
 from dedup_site.numerals import LocalCount, local_digits
 from dedup_site.prepared import Prepared
@@ -59,7 +59,7 @@ def run_summary(run: ScreeningRun) -> str:
     if run.exact:
         groups, grouped = s.get("exact_groups", 0), s.get("exact_grouped_documents", 0)
         singletons, pairs = s.get("exact_singletons", 0), s.get("exact_pairs", 0)
-        parts.append(", ".join([
+        parts.append(pgettext("between the figures of a pass in a run's summary", ", ").join([
             ngettext("exact pass: {n} group of 2+ covering", "exact pass: {n} groups of 2+ covering", groups).format(
                 n=LocalCount(groups)) + " " + ngettext("{n} document", "{n} documents", grouped).format(
                 n=LocalCount(grouped)),
@@ -86,7 +86,8 @@ def run_summary(run: ScreeningRun) -> str:
                                   new).format(n=LocalCount(new), before=LocalCount(index["indexed_before"])))
     clusters = s.get("clusters", 0)
     parts.append(ngettext("{n} cluster", "{n} clusters", clusters).format(n=LocalCount(clusters)))
-    return "; ".join(parts)
+    # The separators are the language's own (Persian ؛ and ،, Chinese ； and ，), like the sentences between them.
+    return pgettext("between the parts of a run's summary", "; ").join(parts)
 
 
 _DOCUMENTS = Prepared(lambda left, right: Document.objects.select_related("upload__source").filter(
