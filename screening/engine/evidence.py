@@ -284,8 +284,7 @@ def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list
         if (key := (lf.version, rf.version)) not in versions:
             versions[key] = order(lf.version, rf.version, _version_key)
         if tiled:
-            rest_left = round(lfree / nl, 4) if lfree else 0.0
-            rest_right = round(rfree / nr, 4) if rfree else 0.0
+            rest_left, rest_right = round(lfree / nl, 4) if lfree else 0.0, round(rfree / nr, 4) if rfree else 0.0
             where = "whole" if max(rest_left, rest_right) <= whole_share else "edges" if edged else "inside"
             judged, edges = where != "whole", where == "edges"
             shared_edges = [sides[lsides], sides[rsides]] if edges else ["", ""]
@@ -293,9 +292,8 @@ def for_near_many(items: list[NearItem], scratch: Scratch | None = None) -> list
             rest_similarity = round(both / (lkeys + rkeys - both), 4) if judged and lkeys and rkeys else None
             boilerplate, quoted = edges and bool(boilerplate), judged and bool(quoted)
         else:
-            moved_blocks, where, shared_edges, shared_blocks, chars = 0, "none", ["", ""], [], 0
-            rest_left = rest_right = 1.0
-            rest_similarity, boilerplate, quoted = None, False, False
+            moved_blocks, where, shared_edges, shared_blocks, chars, rest_left = 0, "none", ["", ""], [], 0, 1.0
+            rest_right, rest_similarity, boilerplate, quoted = 1.0, None, False, False
         # One literal, in Evidence's field order (as_dict's): an update with keywords cost more than the rest.
         out.append({
             "jaccard": item.jaccard, "containment_left": shared / max(item.left_hashes.size, 1),

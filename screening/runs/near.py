@@ -307,7 +307,7 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     their estimate, template scores and evidence (at or above the threshold whole, below it partial: the token
     diff waits for the pair's first opening). Returns (pairs, number below the floor)."""
     pairs: list[NearPair] = []
-    bodies, doc_ids, facts, signatures = docs.bodies, docs.doc_ids, docs.facts, docs.signatures
+    bodies, doc_ids, facts = docs.bodies, docs.doc_ids, docs.facts
     # The documents' hashes, and the same one after another for the window's merges in one compiled call each.
     found, laid, offsets = fast.verify_hashes_laid(list(bodies.values()), config.policy_rules, config.spec,
                                                    verify_key())
@@ -316,7 +316,7 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
     at = {pk: d for d, pk in enumerate(hashes)}
     pk_of = np.fromiter(hashes, dtype=np.int64, count=len(hashes))
     rank = _in_doc_id_order(pk_of, doc_ids)
-    sizes = np.diff(offsets)
+    sizes, minhashes = np.diff(offsets), _signature_rows(docs.signatures, hashes, config.num_perm)
     # One merge a pair gives its Jaccard and the template's share of it; a document's own template count is
     # needed only once it is in a pair above the floor (-1 until then).
     index = fast.template_index(template)
@@ -342,7 +342,7 @@ def _verify(candidates: list[tuple[int, int]], docs: Involved, template: np.ndar
         in_template[todo] = fast.template_count_many(laid, offsets, todo, *index)
         # As explain.template_scores: the template share of what they share, and Jaccard without templates.
         rest = union - in_template[ends[:, 0]] - in_template[ends[:, 1]] + counts[:, 1]
-        estimates = _estimates(signatures, pk_of[ends[:, 0]].tolist(), pk_of[ends[:, 1]].tolist(), config.num_perm)
+        estimates = _estimates(minhashes, ends, config.num_perm)
         items, scores = [], []
         for (left, right), (shared, shared_t), rest_, score_, estimate in zip(
                 pk_of[ends].tolist(), counts.tolist(), rest.tolist(), score.tolist(), estimates, strict=True):
@@ -370,12 +370,15 @@ def _in_doc_id_order(pk_of: np.ndarray, doc_ids: dict[int, str]) -> np.ndarray:
     return rank
 
 
-def _estimates(signatures: dict[int, np.ndarray], lefts: list[int], rights: list[int], num_perm: int
-               ) -> list[float]:
-    """The MinHash estimate of each pair (minhash.estimate's), a window's in one comparison."""
-    if not lefts:
-        return []
-    same = np.stack([signatures[pk] for pk in lefts]) == np.stack([signatures[pk] for pk in rights])
+def _signature_rows(signatures: dict[int, np.ndarray], order, num_perm: int) -> np.ndarray:
+    """The documents' signatures, a row each in this order of their pks (the job's documents' places)."""
+    return np.stack([signatures[pk] for pk in order]) if order else np.zeros((0, num_perm), np.uint32)
+
+
+def _estimates(minhashes: np.ndarray, ends: np.ndarray, num_perm: int) -> list[float]:
+    """The MinHash estimate of each pair (minhash.estimate's) of a window, its documents' rows of the job's
+    signatures (`ends`), in one comparison."""
+    same = minhashes[ends[:, 0]] == minhashes[ends[:, 1]]
     return (np.count_nonzero(same, axis=1) / num_perm).tolist()
 
 
