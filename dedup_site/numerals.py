@@ -10,14 +10,15 @@ import re
 
 import jdatetime
 
-PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+PERSIAN_DIGITS = str.maketrans("0123456789%", "۰۱۲۳۴۵۶۷۸۹٪")  # and the Persian per cent sign
 _DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
 # The few Django date-format letters the interface uses, as strftime directives for jdatetime.
 _STRFTIME = {"Y": "%Y", "m": "%m", "d": "%d", "H": "%H", "i": "%M", "s": "%S"}
 
 
 def local_digits(text: str, language: str) -> str:
-    """`text` with its ASCII digits (and a decimal point between digits) in the script of `language`."""
+    """`text` with its ASCII digits (and a decimal point between digits, a per cent sign) in the script of
+    `language`."""
     if not language.startswith("fa"):
         return text
     return _DECIMAL_POINT.sub("٫", text).translate(PERSIAN_DIGITS)

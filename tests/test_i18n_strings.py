@@ -169,6 +169,23 @@ def test_the_run_summary_is_punctuated_as_its_language_punctuates(import_records
 
 
 @pytest.mark.django_db
+def test_verdicts_in_the_queues_bulk_form_are_named_and_shares_are_in_persian_per_cent(import_records, editor):
+    from screening.runs import selectors
+
+    run = seed_run(import_records)
+    client = Client(headers={"accept-language": "fa-IR"})
+    client.force_login(editor)
+    page = client.get(reverse("review:queue"), {"run": run.pk}).content.decode()
+    with translation.override("fa"):
+        keep_both = translation.gettext("keep both")
+        assert selectors._share(0.5) == "۵۰٪"
+    assert f'<option value="keep-both">{keep_both}</option>' in page
+    assert ">keep-both<" not in page
+    with translation.override("en"):
+        assert selectors._share(0.5) == "50%"
+
+
+@pytest.mark.django_db
 def test_a_review_sheet_is_the_same_bytes_in_every_interface_language(reviewed, admin_user, settings):
     settings.JALALI_DATES = True  # the most a language can change in what the interface shows
     built = {}

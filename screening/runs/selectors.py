@@ -144,7 +144,7 @@ def _language_rows(e: evidence.Evidence, detections) -> list[tuple[str, str, boo
 
 
 def _share(value) -> str:
-    return "—" if value is None else f"{value:.0%}"
+    return "—" if value is None else local_digits(f"{value:.0%}", get_language() or "")
 
 
 def _located_rows(e: evidence.Evidence) -> list[tuple[str, str, bool]]:

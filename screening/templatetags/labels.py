@@ -5,7 +5,7 @@ is not one of them. The keys stay as they are wherever they are stored or export
 from __future__ import annotations
 
 from django import template
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, pgettext
 
 from screening.engine import metrics
 from screening.vocabulary import Verdict
@@ -36,5 +36,5 @@ def verdict_label(key) -> str:
 
 @register.filter
 def terms(keys) -> str:
-    """A list of keys (a run's passes) named and joined."""
-    return ", ".join(term(key) for key in keys)
+    """A list of keys (a run's passes) named and joined as the language joins a list (، in Persian, 、 in Chinese)."""
+    return pgettext("between the items of a short list", ", ").join(term(key) for key in keys)
