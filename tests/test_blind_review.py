@@ -130,7 +130,7 @@ def test_an_arbiter_and_an_admin_see_the_verdicts(blind_world, arbiter_client, a
     admin_client = Client()
     admin_client.force_login(admin_user)
     board = admin_client.get(reverse("review:dashboard", args=[run.pk])).content.decode()
-    assert "keep-both 1" in board and "merge-entry 1" in board and "arbitration backlog 1" in board
+    assert "keep both 1" in board and "merge entry 1" in board and "arbitration backlog 1" in board  # named
 
 
 @pytest.mark.django_db

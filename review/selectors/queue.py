@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 
 from dedup_site.http import MAX_ID
+from dedup_site.numerals import LocalCount
 from dedup_site.prepared import Prepared
+from dedup_site.templatetags.dates import digits, shown_date
 from review.models import (
     CurrentVerdict,
     Lease,
@@ -21,7 +24,7 @@ from review.selectors.blind import NEEDS_ARBITRATION, REVIEWED, SETTLED, shown_s
 from review.selectors.common import PROGRESS_CACHE_SECONDS, _stamped, review_stamp, review_threshold
 from screening.engine import langcheck
 from screening.models import CandidatePair, ScreeningRun
-from screening.templatetags.labels import verdict_label
+from screening.templatetags.labels import term, verdict_label
 from screening.vocabulary import (
     WITHDRAWN,
 )
@@ -131,14 +134,16 @@ def reviewable_runs() -> list[tuple[int, str]]:
     shows)."""
     out = []
     for pk, corpus, exact, near, config, k, done in _REVIEWABLE_RUNS.rows():
-        parts = [f"run {pk}", corpus, "+".join(n for n, on in (("exact", exact), ("near", near)) if on)]
+        # In the interface's language and digits (the rows are cached; the words are not).
+        parts = [gettext("run %(pk)s") % {"pk": LocalCount(pk)}, corpus,
+                 "+".join(term(n) for n, on in (("exact", exact), ("near", near)) if on)]
         if near:  # what tells two runs of one corpus apart
             c = config.get("near", {})
-            parts.append(f"{c.get('policy', '')} {c.get('shingle', '')} ≥ {c.get('threshold', '')}")
+            parts.append(f"{c.get('policy', '')} {c.get('shingle', '')} ≥ {digits(c.get('threshold', ''))}")
         if k > 1:
-            parts.append(f"{k} reviews a pair")
+            parts.append(ngettext("%(n)s review a pair", "%(n)s reviews a pair", k) % {"n": LocalCount(k)})
         if done:
-            parts.append(f"{done:%Y-%m-%d %H:%M}")
+            parts.append(shown_date(done))
         out.append((pk, " · ".join(parts)))
     return out
 

@@ -68,7 +68,7 @@ def run_summary(run: ScreeningRun) -> str:
     if run.near:
         n = s["near"]
         parts.append(gettext(
-            "near pass: {signed} signed ({empty} without shingles), {candidates}, {stored} stored (Jaccard >= "
+            "near pass: {signed} signed ({empty} without shingles), {candidates}, {stored} stored (Jaccard ≥ "
             "{floor}; {below} below), {above} at or above {threshold}").format(
             signed=LocalCount(n["signed"]), empty=LocalCount(n["empty"]),
             candidates=ngettext("{n} LSH candidate", "{n} LSH candidates", n["lsh_candidates"]).format(
