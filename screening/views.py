@@ -247,7 +247,7 @@ def labels(request, name):
                 problems = error.problems
             else:
                 messages.success(request, gettext("Label set {name}: {size} pairs, {positives} positive.").format(
-                    name=label_set.name, size=label_set.size, positives=label_set.positives))
+                    name=label_set.name, size=LocalCount(label_set.size), positives=LocalCount(label_set.positives)))
                 return redirect("screening:labels", name=corpus.name)
     return render(request, "screening/labels.html", {
         "corpus": corpus, "form": form, "problems": problems,
