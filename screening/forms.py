@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from screening.engine.minhash import NUM_PERM_RANGE, THRESHOLD_RANGE, NearConfig
@@ -46,7 +47,10 @@ class RunForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["policy"].choices = [(p.name, f"{p.name} — {p.description}") for p in POLICIES.values()]
+        # The name in a left-to-right isolate: in a right-to-left page its hyphens and the description's full stop
+        # stay where they belong.
+        self.fields["policy"].choices = [(p.name, f"\u2066{p.name}\u2069 — {gettext(p.description)}")
+                                         for p in POLICIES.values()]
 
     def clean(self):
         data = super().clean()

@@ -186,6 +186,22 @@ def test_verdicts_in_the_queues_bulk_form_are_named_and_shares_are_in_persian_pe
 
 
 @pytest.mark.django_db
+def test_the_policies_are_described_in_the_interfaces_language_their_names_kept_left_to_right(import_records,
+                                                                                               admin_user):
+    from screening.engine.normalize import POLICIES
+
+    run = seed_run(import_records)
+    client = Client(headers={"accept-language": "fa-IR"})
+    client.force_login(admin_user)  # who may start a run
+    page = client.get(run.corpus.get_absolute_url()).content.decode()
+    with translation.override("fa"):
+        for policy in POLICIES.values():
+            described = translation.gettext(policy.description)
+            assert described != policy.description  # translated
+            assert f"\u2066{policy.name}\u2069 — {described}" in page
+
+
+@pytest.mark.django_db
 def test_a_review_sheet_is_the_same_bytes_in_every_interface_language(reviewed, admin_user, settings):
     settings.JALALI_DATES = True  # the most a language can change in what the interface shows
     built = {}

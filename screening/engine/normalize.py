@@ -56,17 +56,24 @@ class Policy:
         return [w for w in _NOT_ALNUM.split(self.fold(text)) if w]
 
 
+def gettext_noop(text: str) -> str:
+    """Marks a policy's description for the interface's catalogs (makemessages reads the name), which show it
+    translated (gettext of it); the engine itself, with no Django, keeps the English."""
+    return text
+
+
 POLICIES: dict[str, Policy] = {
     p.name: p
     for p in (
-        Policy("nfkc-casefold-alnum-v1", "NFKC, casefold, keep only letters and digits (seed 001).", _nfkc_casefold,
-               ascii_is_lower=True),
+        Policy("nfkc-casefold-alnum-v1", gettext_noop("NFKC, casefold, keep only letters and digits (seed 001)."),
+               _nfkc_casefold, ascii_is_lower=True),
         Policy(
             "persian-arabic-fold-v1",
             # Each mapping in a left-to-right isolate (LRI … PDI) with a left-to-right mark before its arrow:
             # without the mark the arrow, between two Arabic letters, joins their right-to-left run and turns.
-            "As nfkc-casefold-alnum-v1, and \u2066ي/ى\u200e → ی\u2069, \u2066ك\u200e → ک\u2069, Arabic-Indic and "
-            "Persian digits → 0-9, ZWNJ and tatweel dropped.",
+            # u"": xgettext reads \u escapes only in a string marked so (Python 2's unicode literal).
+            gettext_noop(u"As nfkc-casefold-alnum-v1, and \u2066ي/ى\u200e → ی\u2069, \u2066ك\u200e → ک\u2069, "  # noqa: UP025
+                         u"Arabic-Indic and Persian digits → 0-9, ZWNJ and tatweel dropped."),  # noqa: UP025
             _persian_arabic_fold,
             ascii_is_lower=True,  # its own mappings are all outside ASCII
         ),
