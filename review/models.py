@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_noop
 
 from dedup_site.guards import Guard, WriterGuard
 from screening.models import BackgroundWork, CandidatePair, JobStatus, ScreeningRun
@@ -152,11 +153,12 @@ class ReviewPolicy(models.Model):
 
 # The reason a verdict records when the reviewer types none (a corpus's admins can change them): a decision
 # then takes two keys, the verdict and Enter. An empty preset makes a typed reason required for that verdict.
+# These defaults are offered and recorded in the reviewer's language; a corpus's own presets as they were typed.
 PRESET_REASONS = {
-    Verdict.MERGE_ENTRY.value: "the same document: a copy to merge",
-    Verdict.VALID_REVISION.value: "a valid revision of the same document: a detail changed",
-    Verdict.PUBLIC_QUOTE.value: "one quotes the other: a public quotation, both kept",
-    Verdict.KEEP_BOTH.value: "different documents: both kept",
+    Verdict.MERGE_ENTRY.value: gettext_noop("the same document: a copy to merge"),
+    Verdict.VALID_REVISION.value: gettext_noop("a valid revision of the same document: a detail changed"),
+    Verdict.PUBLIC_QUOTE.value: gettext_noop("one quotes the other: a public quotation, both kept"),
+    Verdict.KEEP_BOTH.value: gettext_noop("different documents: both kept"),
     Verdict.ARBITRATION.value: "",
 }
 

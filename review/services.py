@@ -292,8 +292,9 @@ def review_policy_set(*, corpus, user, allow_self_arbitration: bool,
         if unknown:
             raise ReviewRefused(gettext("no such verdict for a preset reason: %(verdicts)s") % {
                 "verdicts": ", ".join(sorted(unknown))})
+        # A default as the admin saw it (in their language) is the default still, not a choice of their own.
         defaults["preset_reasons"] = {v: text.strip() for v, text in preset_reasons.items()
-                                      if text.strip() != PRESET_REASONS[v]}
+                                      if text.strip() not in (PRESET_REASONS[v], gettext(PRESET_REASONS[v]))}
     policy, _ = ReviewPolicy.objects.update_or_create(corpus=corpus, defaults=defaults)
     return policy
 

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from review import selectors, services
-from review.models import PRESET_REASONS, Arbitration, Judgement
+from review.models import PRESET_REASONS, Arbitration, Judgement, ReviewPolicy
 from tests.factories import seed_run
 
 
@@ -28,6 +28,24 @@ def test_a_verdict_without_a_typed_reason_records_its_preset_reason(import_recor
     response = judge(editor_client, pair(run, "A", "B"), "merge-entry")
     assert response.status_code == 302 and response.url.startswith(reverse("review:next"))
     assert Judgement.objects.get().reason == PRESET_REASONS["merge-entry"]
+
+
+@pytest.mark.django_db
+def test_a_default_preset_is_offered_and_recorded_in_the_reviewers_language_a_corpuss_own_as_typed(import_records,
+                                                                                                  editor):
+    from django.test import Client
+    from django.utils import translation
+
+    run = seed_run(import_records)
+    persian = Client(headers={"accept-language": "fa-IR"})
+    persian.force_login(editor)
+    judge(persian, pair(run, "A", "B"), "merge-entry")
+    with translation.override("fa"):
+        expected = translation.gettext(PRESET_REASONS["merge-entry"])
+    assert expected != PRESET_REASONS["merge-entry"] and Judgement.objects.get().reason == expected
+    ReviewPolicy.objects.create(corpus=run.corpus, preset_reasons={"valid-revision": "the corpus's own"})
+    judge(persian, pair(run, "A", "C"), "valid-revision")
+    assert Judgement.objects.get(verdict="valid-revision").reason == "the corpus's own"
 
 
 @pytest.mark.django_db

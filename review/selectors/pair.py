@@ -4,6 +4,7 @@ preset reasons."""
 from __future__ import annotations
 
 from django.db.models import OuterRef, Subquery
+from django.utils.translation import gettext
 
 from dedup_site.http import MAX_ID
 from dedup_site.prepared import Prepared
@@ -94,8 +95,10 @@ def preset_reasons_of(corpus_id: int) -> dict[str, str]:
 
 
 def _with_defaults(own: dict | None) -> dict[str, str]:
+    """The corpus's own presets as typed, the defaults in the reviewer's language."""
     own = own or {}
-    return {verdict: own.get(verdict, text) for verdict, text in PRESET_REASONS.items()}
+    return {verdict: own[verdict] if verdict in own else gettext(text) if text else ""
+            for verdict, text in PRESET_REASONS.items()}
 
 
 def signatures_of(user, limit: int = 20):
