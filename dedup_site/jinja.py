@@ -11,7 +11,7 @@ from django.utils import translation
 from jinja2 import Environment
 from jinja2.environment import TemplateModule
 
-from dedup_site.templatetags.dates import digits, shown_date
+from dedup_site.templatetags.dates import digits, layout, shown_date
 
 
 def environment(**options) -> Environment:
@@ -22,7 +22,7 @@ def environment(**options) -> Environment:
     # {% trans %} and _() through Django's catalogs (the active language); tests/test_i18n.py extracts the
     # partials' messages itself, since makemessages does not read Jinja2.
     env.install_gettext_callables(translation.gettext, translation.ngettext, newstyle=True)
-    env.filters.update(floatformat=floatformat, when=shown_date, digits=digits)
+    env.filters.update(floatformat=floatformat, when=shown_date, digits=digits, layout=layout)
     return env
 
 

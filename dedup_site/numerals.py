@@ -48,3 +48,14 @@ def jalali(instant: dt.datetime | dt.date, fmt: str) -> str:
     if isinstance(instant, dt.datetime):
         return jdatetime.datetime.fromgregorian(datetime=instant).strftime(directive)
     return jdatetime.date.fromgregorian(date=instant).strftime(directive)
+
+
+# The letter each key of the standard Persian layout (ISIRI 9147) types, by its place on a QWERTY keyboard:
+# the shortcuts are read by a key's place (event.code), so a Persian page names the key by both letters.
+PERSIAN_LAYOUT = dict(zip("qwertyuiop[]asdfghjkl;'zxcvbnm,", "ضصثقفغعهخحجچشسیبلاتنمکگظطزرذدپو", strict=True))
+
+
+def keycap(key: str, language: str) -> str:
+    """The letter a shortcut's key types on the interface language's keyboard, when it is another than the key's
+    own: `ن` for k in Persian, "" elsewhere (pages show it beside the key)."""
+    return PERSIAN_LAYOUT.get(key, "") if language.startswith("fa") else ""

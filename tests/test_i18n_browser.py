@@ -95,6 +95,8 @@ def sides_as_seen(page) -> dict:
             const pill = document.querySelector('input[name="retained"][value="' + doc + '"]').closest("label");
             out[doc] = {x: box.x, side: document.querySelector("#doc-" + doc + " .side").textContent.trim(),
                         key: pill.querySelector("kbd").textContent,
+                        layout: pill.querySelector("kbd").dataset.layout,
+                        shown: getComputedStyle(pill.querySelector("kbd"), "::before").content,
                         word: pill.textContent.replace(/^\\S+\\s*/, "").trim()};
         }
         return out;
@@ -133,6 +135,9 @@ def test_the_main_pages_read_well_in_each_language(browser, live_server, import_
         other = "left" if rtl else "right"
         assert seen[other]["key"] == "r" and seen[other]["side"].lower() == seen[other]["word"]
         assert seen[screen_left]["word"] != seen[other]["word"]
+        # Beside each key, the letter it types on a Persian keyboard (l: م, r: ق), in Persian only.
+        assert (seen[screen_left]["layout"], seen[other]["layout"]) == (("م", "ق") if rtl else ("", ""))
+        assert seen[screen_left]["shown"] == ('"م\u00a0"' if rtl else "none")
 
         # A composing keystroke picks nothing; K and M on a Persian layout pick keep-both, then merge-entry;
         # L by position picks the pane on the left of the screen, whichever document that is.

@@ -201,6 +201,13 @@ def test_the_policies_are_described_in_the_interfaces_language_their_names_kept_
             assert f"\u2066{policy.name}\u2069 — {described}" in page
 
 
+def test_a_shortcut_is_named_by_both_letters_of_its_key_on_a_persian_keyboard():
+    from dedup_site.numerals import keycap
+
+    assert [keycap(k, "fa") for k in "kmqvanu"] == ["ن", "پ", "ض", "ر", "ش", "د", "ع"]
+    assert keycap("k", "zh-hans") == keycap("k", "en") == keycap("Enter", "fa") == ""
+
+
 @pytest.mark.django_db
 def test_a_review_sheet_is_the_same_bytes_in_every_interface_language(reviewed, admin_user, settings):
     settings.JALALI_DATES = True  # the most a language can change in what the interface shows

@@ -343,7 +343,7 @@ def test_pair_page_shows_both_texts_metadata_scores_diff_and_keys(import_records
     page = editor_client.get(reverse("review:pair", args=[ac.pk])).content.decode()
     for text in ("demo-A", "demo-C", "Exact Jaccard", "MinHash estimate", "Template share", "Jaccard without template",
                  'unit: <span dir="auto">每周归档</span> <span class="arrow">→</span> <span dir="auto">每天归档</span>',
-                 '<span class="run c0" data-run="0"', "<kbd>m</kbd>", "<kbd>k</kbd>",
+                 '<span class="run c0" data-run="0"', '<kbd data-layout="">m</kbd>', '<kbd data-layout="">k</kbd>',
                  "Shared shingles", "Raw excerpts", ac.left.upload.source.sha256):
         assert text in page, text
 

@@ -1,7 +1,8 @@
 """Template filters for numbers and dates the interface shows (dedup_site.numerals): `digits` writes a count
 in the interface language's digits (`counted` for `blocktranslate count`), `shown_date` an instant in the
 current time zone, in the Jalali calendar for fa when settings.JALALI_DATES is on, and in the language's
-digits. Exports and stored values never go through them."""
+digits; `layout` what a shortcut's key types on the language's keyboard. Exports and stored values never go
+through them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django import template
 from django.conf import settings
 from django.utils import dateformat, timezone, translation
 
-from dedup_site.numerals import LocalCount, jalali, local_digits
+from dedup_site.numerals import LocalCount, jalali, keycap, local_digits
 
 register = template.Library()
 
@@ -19,6 +20,13 @@ register = template.Library()
 @register.filter
 def digits(value) -> str:
     return local_digits(str(value), translation.get_language() or "")
+
+
+@register.filter
+def layout(letter) -> str:
+    """What a shortcut's key types on the interface language's keyboard, if another letter (numerals.keycap):
+    `<kbd data-layout="{{ k|layout }}">k</kbd>`, which the stylesheet shows before the key."""
+    return keycap(str(letter), translation.get_language() or "")
 
 
 @register.filter
