@@ -11,8 +11,9 @@ import datetime as dt
 from django import template
 from django.conf import settings
 from django.utils import dateformat, timezone, translation
+from django.utils.html import json_script
 
-from dedup_site.numerals import LocalCount, jalali, keycap, local_digits
+from dedup_site.numerals import PERSIAN_LAYOUT, LocalCount, jalali, keycap, local_digits
 
 register = template.Library()
 
@@ -27,6 +28,15 @@ def layout(letter) -> str:
     """What a shortcut's key types on the interface language's keyboard, if another letter (numerals.keycap):
     `<kbd data-layout="{{ k|layout }}">k</kbd>`, which the stylesheet shows before the key."""
     return keycap(str(letter), translation.get_language() or "")
+
+
+@register.simple_tag
+def keyboard_layout():
+    """The page language's keyboard as JSON, letter → the QWERTY key at its place ({} but in Persian), for
+    keys.js: a keystroke that reports its letter and not its place still means its key."""
+    language = translation.get_language() or ""
+    table = {letter: key for key, letter in PERSIAN_LAYOUT.items()} if language.startswith("fa") else {}
+    return json_script(table, "keyboard-layout")
 
 
 @register.filter

@@ -10,6 +10,10 @@ window.dedupShortcut = function (event) {
   if (/^(Digit|Numpad)[0-9]$/.test(code)) return code.slice(-1);
   if (code === "Enter" || code === "NumpadEnter") return "Enter";
   if (code === "Escape") return "Escape";
+  // No place reported (some on-screen keyboards): a letter of the page language's layout is its key there.
+  const layout = window.dedupKeyboard || (window.dedupKeyboard = JSON.parse(
+    (document.getElementById("keyboard-layout") || {}).textContent || "{}"));
+  if (event.key && layout[event.key]) return layout[event.key];
   return event.key && event.key.length === 1 ? event.key.toLowerCase() : (event.key || "");
 };
 
