@@ -97,7 +97,7 @@ def test_a_batch_tokenised_in_one_call_is_each_text_tokenised_alone_with_its_quo
 
 def test_what_the_tokeniser_takes_for_granted_in_the_tables():
     """_tokenize tries a word before the other tokens, records a quotation mark only where no token starts or
-    between a word's letters, and takes an ideograph of same_ideographs for a token folded to itself."""
+    between a word's letters, and takes an ideograph of word_fold's run for a token folded to itself."""
     from screening.engine import foldtable, tokscan
 
     cls = tokscan.classes()
@@ -110,9 +110,12 @@ def test_what_the_tokeniser_takes_for_granted_in_the_tables():
     assert not np.any((cls & tokscan.QUOTE) & ((cls & inside) != 0))
     assert not any(cls[ord(c)] & tokscan.QUOTE for c in "°CF")
     table = foldtable.table_for(revision._FOLD_POLICY)
-    lo, hi = tokdiff.same_ideographs(table)
+    (lo, hi), dropping = tokdiff.word_fold(table)
     assert lo <= 0x4E00 < 0x9FA5 < hi
     assert (cls[lo:hi] == tokscan.IDEOGRAPH).all() and (table.simple[lo:hi] == np.arange(lo, hi)).all()
+    gone = table.kind == foldtable.GONE
+    assert (dropping[gone] == tokdiff._GONE).all() and (table.simple[gone] == foldtable.NONE).all()
+    assert (dropping[~gone] == table.simple[~gone]).all() and gone[0x200C]
     # The top 16 bits of every telling hash are in the filter; few others are.
     keys, head, _ = revision._TELLING_HASHES
     bits, tops = tokdiff.telling_bits(revision._TELLING_HASHES), keys[head >= 0] >> np.uint64(48)

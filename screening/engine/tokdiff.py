@@ -37,6 +37,7 @@ _G1 = np.uint64(0x9E3779B97F4A7C15)
 _G2 = np.uint64(0xC2B2AE3D27D4EB4F)
 NUN = 0x0646  # ن: Persian negative verbs start with it (see revision._persian_negation)
 TELLS, NT, STARTS_NUN = 1, 2, 4  # token flags
+_GONE = 0xFFFFFFFE  # word_fold's entry for a code point the policy deletes before all else (foldtable.GONE)
 _STARTS = tokscan.DIGIT | tokscan.SIGN | tokscan.IDEOGRAPH | tokscan.PERCENT  # classes that start other tokens
 
 
@@ -159,17 +160,19 @@ def _flags(first, second_last, last, g, telling):
 
 @njit(cache=True, nogil=True)
 def _word(cp, i, cls, simple, buf, n, marks, m):
-    """The word at i (a letter: tokscan._word) scanned, folded by `simple` into buf from n on and hashed in the
-    same pass, its quotation marks (apostrophes between letters) recorded from marks[m] on. Returns (its end,
-    the end of its fold, its hash, the end of the marks, whether a code point needs fold_field: then neither
-    the fold nor the hash is the word's)."""
+    """The word at i (a letter: tokscan._word) scanned, folded by `simple` (word_fold's) into buf from n on and
+    hashed in the same pass, its quotation marks (apostrophes between letters) recorded from marks[m] on.
+    Returns (its end, the end of its fold, its hash, the end of the marks, whether a code point needs
+    fold_field: then neither the fold nor the hash is the word's)."""
     size, room = cp.shape[0], buf.shape[0]
     h = FNV_OFFSET
     slow = False
     j = i
     while True:
         s = simple[cp[j]]
-        if s == foldtable.NONE or n >= room:
+        if s >= _GONE:  # (fold_field drops what the policy deletes as it comes: ZWNJ, in a Persian word in ten)
+            slow |= s == foldtable.NONE
+        elif n >= room:
             slow = True
         elif s != 0:
             buf[n] = s
@@ -224,14 +227,14 @@ def _other(cp, i, k, cls, kind, start, length, ccc, pool, alnum, pairs, simple, 
 
 
 @njit(cache=True, nogil=True)
-def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same, codes, starts,
-              ends, buf, fs, fe, hashes, flags, marks):
+def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same, dropping, codes,
+              starts, ends, buf, fs, fe, hashes, flags, marks):
     """revision.tokens in one pass: the scanner's tokens (as tokscan._scan finds them), each normalised into
     buf[fs:fe] (words and ideographs by the fold table, numbers and dates by value, marks as they are), hashed
     and flagged as segment_hashes would, and the positions of the text's quotation marks; tokens that
-    normalise to nothing are dropped. Ideographs in same[0] <= c < same[1] (same_ideographs) are tokens that
-    fold to themselves, without a look at a table. Returns (how many or -1 when the text is for the expression
-    and the policy, -2 when buf is too small; how many marks, all of them only for a count >= 0)."""
+    normalise to nothing are dropped. `same` and `dropping` are word_fold's. Returns (how many or -1 when
+    the text is for the expression and the policy, -2 when buf is too small; how many marks, all of them only
+    for a count >= 0)."""
     top = 0
     for i in range(cp.shape[0]):
         top |= cp[i]  # (no early exit: the loop is vectorised)
@@ -251,7 +254,7 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, tel
             k = cls[c]
             if k & tokscan.LETTER:
                 g = WORD
-                end, n, h, m, slow = _word(cp, i, cls, simple, buf, n, marks, m)
+                end, n, h, m, slow = _word(cp, i, cls, dropping, buf, n, marks, m)
                 if slow:  # folded again from its start, by fold_field
                     n = foldtable.fold_field(cp, i, end, kind, start, length, ccc, pool, alnum, pairs, simple, buf,
                                              begin)
@@ -283,7 +286,8 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, tel
 
 
 @njit(cache=True, nogil=True)
-def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, widest, telling, bits, same):
+def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, widest, telling, bits, same,
+               dropping):
     """_tokenize with its arrays made here (one call from Python instead of a dozen allocations there):
     (count or -1, codes, starts, ends, buf, fs, fe, hashes, flags), each trimmed to the tokens kept."""
     size = cp.shape[0]
@@ -294,12 +298,12 @@ def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, wi
     marks = np.empty(size, dtype=np.int64)
     # Room for twice the text first (a text rarely folds longer; the widest case is 18 code points for one).
     buf = np.empty(2 * size + 64, dtype=np.uint32)
-    count, _ = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same, codes,
-                         starts, ends, buf, fs, fe, hashes, flags, marks)
+    count, _ = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same, dropping,
+                         codes, starts, ends, buf, fs, fe, hashes, flags, marks)
     if count == -2:
         buf = np.empty(widest * size + 64, dtype=np.uint32)
         count, _ = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same,
-                             codes, starts, ends, buf, fs, fe, hashes, flags, marks)
+                             dropping, codes, starts, ends, buf, fs, fe, hashes, flags, marks)
     n = max(count, 0)
     return count, codes[:n], starts[:n], ends[:n], buf, fs[:n], fe[:n], hashes[:n], flags[:n]
 
@@ -320,18 +324,21 @@ def telling_bits(telling: tuple) -> np.ndarray:
     return got[1]
 
 
-def same_ideographs(table: foldtable.Table) -> tuple[int, int]:
-    """The run of code points around U+4E00 that are ideographs (the scanner's class, nothing else) and that the
-    table folds to themselves: _tokenize takes each for a token of itself without reading a table (a Chinese
-    text reaches a different part of both tables at nearly every character). (0, 0) when there is none."""
-    got = _DERIVED.get(("same", id(table.simple)))
+def word_fold(table: foldtable.Table) -> tuple[tuple[int, int], np.ndarray]:
+    """What _tokenize reads of the table besides it: the run of code points around U+4E00 that are ideographs
+    (the scanner's class, nothing else) and that the table folds to themselves, each a token of itself without
+    a look at a table (a Chinese text reaches a different part of both tables at nearly every character),
+    (0, 0) for none; and `simple` with _GONE for a code point the policy deletes (one entry a code point for
+    nearly every word)."""
+    got = _DERIVED.get(("words", id(table.simple)))
     if got is None or got[0] is not table.simple:
         ok = (table.simple == np.arange(tokscan.BMP, dtype=np.uint32)) & (tokscan.classes() == tokscan.IDEOGRAPH)
         run = (0, 0)
         if ok[0x4E00]:
             off = np.flatnonzero(~ok)
             run = (int(off[off < 0x4E00].max(initial=-1)) + 1, int(off[off > 0x4E00].min(initial=tokscan.BMP)))
-        got = _DERIVED[("same", id(table.simple))] = (table.simple, run)
+        dropping = np.where(table.kind == foldtable.GONE, np.uint32(_GONE), table.simple).astype(np.uint32)
+        got = _DERIVED[("words", id(table.simple))] = (table.simple, (run, dropping))
     return got[1]
 
 
@@ -340,7 +347,7 @@ def tokenize(text: str, table: foldtable.Table, telling: tuple):
     the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
     count, *found = _tokenized(foldtable.codepoints(text), tokscan.classes(), table.kind, table.start,
                                table.length, table.ccc, table.pool, table.alnum, table.pairs, table.simple,
-                               table.widest, telling, telling_bits(telling), same_ideographs(table))
+                               table.widest, telling, telling_bits(telling), *word_fold(table))
     return None if count < 0 else tuple(found)
 
 
@@ -359,7 +366,7 @@ def _quotes(cp, cls, marks):
 
 @njit(cache=True, nogil=True)
 def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same,
-                    codes, starts, ends, buf, fs, fe, hashes, flags, marks):
+                    dropping, codes, starts, ends, buf, fs, fe, hashes, flags, marks):
     """_tokenize of each text cp[offsets[d]:offsets[d + 1]], its arrays and marks one after another in arrays for
     all (one call a batch: a call a text, its arguments and nine arrays boxed, cost as much as a short text's
     tokens); in the arrays given when they are large enough (a spare batch's), else in new ones. Returns (a
@@ -380,7 +387,7 @@ def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pai
         rows[d, 1], rows[d, 2], rows[d, 4] = pos, bpos, mpos
         room = 2 * (b - a) + 64
         count, m = _tokenize(cp[a:b], cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same,
-                             codes[pos:], starts[pos:], ends[pos:], buf[bpos:bpos + room], fs[pos:], fe[pos:],
+                             dropping, codes[pos:], starts[pos:], ends[pos:], buf[bpos:bpos + room], fs[pos:], fe[pos:],
                              hashes[pos:], flags[pos:], marks[mpos:])
         rows[d, 0] = count
         if count < 0:  # its marks are kept (for _tokenized to make room for it), not its tokens; none outside the BMP
@@ -451,7 +458,7 @@ def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> B
     np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
     rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
-        table.pairs, table.simple, telling, telling_bits(telling), same_ideographs(table),
+        table.pairs, table.simple, telling, telling_bits(telling), *word_fold(table),
         *_spare_arrays(cp.shape[0], 2 * cp.shape[0] + 64 * len(texts)))
     batch = Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist(), rows)
     if _REUSE and cp.shape[0] <= _SPARE_MOST:
