@@ -227,6 +227,15 @@ def _other(cp, i, k, cls, kind, start, length, ccc, pool, alnum, pairs, simple, 
 
 
 @njit(cache=True, nogil=True)
+def _in_bmp(cp):
+    """Whether every code point is below U+10000 (no early exit: the loop is vectorised)."""
+    top = 0
+    for i in range(cp.shape[0]):
+        top |= cp[i]
+    return top < 0x10000
+
+
+@njit(cache=True, nogil=True)
 def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same, dropping, codes,
               starts, ends, buf, fs, fe, hashes, flags, marks):
     """revision.tokens in one pass: the scanner's tokens (as tokscan._scan finds them), each normalised into
@@ -235,44 +244,48 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, tel
     normalise to nothing are dropped. `same` and `dropping` are word_fold's. Returns (how many or -1 when
     the text is for the expression and the policy, -2 when buf is too small; how many marks, all of them only
     for a count >= 0)."""
-    top = 0
-    for i in range(cp.shape[0]):
-        top |= cp[i]  # (no early exit: the loop is vectorised)
-    if top >= 0x10000:
+    if not _in_bmp(cp):
         return -1, 0
     size, room, lo, hi, keys, head = cp.shape[0], buf.shape[0], same[0], same[1], telling[0], telling[1]
     i = n = kept = m = 0
     while i < size:
-        c, begin, slow, h = cp[i], n, False, FNV_OFFSET
-        if lo <= c < hi:  # half the tokens of a Chinese text
+        c = cp[i]
+        while lo <= c < hi:  # a run of ideographs, each a token (half the tokens of a Chinese text)
             if n >= room:
                 return -2, m
-            buf[n] = c
-            g, end, h = CJK, i + 1, (FNV_OFFSET ^ np.uint64(c)) * FNV_PRIME
-            n += 1
+            h = (FNV_OFFSET ^ np.uint64(c)) * FNV_PRIME
+            buf[n], codes[kept], starts[kept], ends[kept], fs[kept], fe[kept] = c, CJK, i, i + 1, n, n + 1
+            hashes[kept] = h
+            top = h >> np.uint64(48)  # one code point: neither "nt" nor ن, only its hash tells
+            flags[kept] = TELLS if (bits[top >> np.uint64(6)] >> (top & np.uint64(63))) & _ONE and _first(
+                keys, head, h) >= 0 else 0
+            i, n, kept = i + 1, n + 1, kept + 1
+            c = cp[i] if i < size else hi
+        if i >= size:
+            break
+        begin, slow, h = n, False, FNV_OFFSET
+        k = cls[c]
+        if k & tokscan.LETTER:
+            g = WORD
+            end, n, h, m, slow = _word(cp, i, cls, dropping, buf, n, marks, m)
+            if slow:  # folded again from its start, by fold_field
+                n = foldtable.fold_field(cp, i, end, kind, start, length, ccc, pool, alnum, pairs, simple, buf,
+                                         begin)
         else:
-            k = cls[c]
-            if k & tokscan.LETTER:
-                g = WORD
-                end, n, h, m, slow = _word(cp, i, cls, dropping, buf, n, marks, m)
-                if slow:  # folded again from its start, by fold_field
-                    n = foldtable.fold_field(cp, i, end, kind, start, length, ccc, pool, alnum, pairs, simple, buf,
-                                             begin)
-            else:
-                end = -1
-                if k & _STARTS or c == 0xB0:  # (a call with a dozen arrays at every space cost more than its work)
-                    g, end, n = _other(cp, i, k, cls, kind, start, length, ccc, pool, alnum, pairs, simple, buf, n)
-                if end < 0:  # no token here
-                    if k & tokscan.QUOTE:
-                        marks[m] = i
-                        m += 1
-                    i += 1
-                    continue
-                slow = True
-            if n < 0:
-                return n, m  # -1: for the policy; -2: buf is too small for what this text folds to
-            if slow:
-                h = _fnv(buf, begin, n)
+            end = -1
+            if k & _STARTS or c == 0xB0:  # (a call with a dozen arrays at every space cost more than its work)
+                g, end, n = _other(cp, i, k, cls, kind, start, length, ccc, pool, alnum, pairs, simple, buf, n)
+            if end < 0:  # no token here
+                if k & tokscan.QUOTE:
+                    marks[m] = i
+                    m += 1
+                i += 1
+                continue
+            slow = True
+        if n < 0:
+            return n, m  # -1: for the policy; -2: buf is too small for what this text folds to
+        if slow:
+            h = _fnv(buf, begin, n)
         if n > begin:
             codes[kept], starts[kept], ends[kept], fs[kept], fe[kept], hashes[kept] = g, i, end, begin, n, h
             # `bits` (telling_bits) rules out most tokens without a probe of the table (a third of its slots
