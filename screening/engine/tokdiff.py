@@ -135,15 +135,6 @@ def _number(cp, a, b, buf, n):
 
 
 @njit(cache=True, nogil=True)
-def _fnv(buf, a, b):
-    """FNV-1a of buf[a:b], as segment_hashes hashes a token."""
-    h = FNV_OFFSET
-    for k in range(a, b):
-        h = (h ^ np.uint64(buf[k])) * FNV_PRIME
-    return h
-
-
-@njit(cache=True, nogil=True)
 def _flags(first, second_last, last, g, telling):
     """segment_hashes' flags of a token of group g from its first, second last (0 for none) and last normalised
     code point, `telling` when its hash is in the table. (Scalars only: numba counts the references of a
@@ -163,7 +154,7 @@ def _word(cp, i, cls, simple, buf, n, marks, m):
     """The word at i (a letter: tokscan._word) scanned, folded by `simple` (word_fold's) into buf from n on and
     hashed in the same pass, its quotation marks (apostrophes between letters) recorded from marks[m] on.
     Returns (its end, the end of its fold, its hash, the end of the marks, whether a code point needs
-    fold_field: then neither the fold nor the hash is the word's)."""
+    fold_field: then the fold is not the word's, and the hash FNV's start)."""
     size, room = cp.shape[0], buf.shape[0]
     h = FNV_OFFSET
     slow = False
@@ -189,14 +180,15 @@ def _word(cp, i, cls, simple, buf, n, marks, m):
         if k & tokscan.QUOTE:  # ' and ’ join the letters around them and are quotation marks too
             marks[m] = j
             m += 1
-    return j, n, h, m, slow
+    return j, n, FNV_OFFSET if slow else h, m, slow
 
 
 @njit(cache=True, nogil=True)
-def _other(cp, i, k, cls, kind, start, length, ccc, pool, alnum, pairs, simple, buf, n):
-    """A token at i that is not a word starting with a letter nor an ideograph kept as it is (tokscan._scan's
-    other alternatives), normalised into buf from n on: (its group, its end or -1 for none, the end of its
-    fold or -1/-2 as fold_field says)."""
+def _other(cp, i, k, cls, buf, n):
+    """A token at i that is not a word starting with a letter nor an ideograph of word_fold's run (tokscan._scan's
+    other alternatives): (its group, its end or -1 for none, the end of its normalised form in buf from n on:
+    numbers, dates and marks normalised here, an ideograph or °C left to fold_field). Few arrays: numba counts
+    the references of each, twice a call."""
     end, g = -1, WORD
     if k & tokscan.DIGIT:
         end, g = tokscan._date(cp, cls, i), DATE
@@ -221,8 +213,6 @@ def _other(cp, i, k, cls, kind, start, length, ccc, pool, alnum, pairs, simple, 
     elif g == MARK:  # % and ‰ as they are, a full-width ％ as %
         buf[n] = 37 if cp[i] == 0xFF05 else cp[i]
         n += 1
-    else:
-        n = foldtable.fold_field(cp, i, end, kind, start, length, ccc, pool, alnum, pairs, simple, buf, n)
     return g, end, n
 
 
@@ -268,13 +258,10 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, tel
         if k & tokscan.LETTER:
             g = WORD
             end, n, h, m, slow = _word(cp, i, cls, dropping, buf, n, marks, m)
-            if slow:  # folded again from its start, by fold_field
-                n = foldtable.fold_field(cp, i, end, kind, start, length, ccc, pool, alnum, pairs, simple, buf,
-                                         begin)
         else:
             end = -1
-            if k & _STARTS or c == 0xB0:  # (a call with a dozen arrays at every space cost more than its work)
-                g, end, n = _other(cp, i, k, cls, kind, start, length, ccc, pool, alnum, pairs, simple, buf, n)
+            if k & _STARTS or c == 0xB0:  # (a call at every space cost more than its work)
+                g, end, n = _other(cp, i, k, cls, buf, n)
             if end < 0:  # no token here
                 if k & tokscan.QUOTE:
                     marks[m] = i
@@ -282,10 +269,12 @@ def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, tel
                 i += 1
                 continue
             slow = True
-        if n < 0:
-            return n, m  # -1: for the policy; -2: buf is too small for what this text folds to
-        if slow:
-            h = _fnv(buf, begin, n)
+        if slow and (g == WORD or g == CJK):  # folded (again) from its start by fold_field
+            n = foldtable.fold_field(cp, i, end, kind, start, length, ccc, pool, alnum, pairs, simple, buf, begin)
+            if n < 0:
+                return n, m  # -1: for the policy; -2: buf is too small for what this text folds to
+        for q in range(begin, n if slow else begin):  # hashed here (a helper's array, two calls)
+            h = (h ^ np.uint64(buf[q])) * FNV_PRIME
         if n > begin:
             codes[kept], starts[kept], ends[kept], fs[kept], fe[kept], hashes[kept] = g, i, end, begin, n, h
             # `bits` (telling_bits) rules out most tokens without a probe of the table (a third of its slots
