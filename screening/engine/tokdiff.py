@@ -310,18 +310,22 @@ def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, wi
     return count, codes[:n], starts[:n], ends[:n], buf, fs[:n], fe[:n], hashes[:n], flags[:n]
 
 
-# What the kernels derive from a telling table or a fold table, kept by the identity of its array.
+# What the kernels derive from a telling table or a fold table, kept by the identity of its array (a few: the
+# run's fold table and telling words, a test's).
 _DERIVED: dict[tuple[str, int], tuple[np.ndarray, object]] = {}
+_DERIVED_MOST = 16
 
 
 def telling_bits(telling: tuple) -> np.ndarray:
-    """For _flags: bit t of the 65,536 set when a telling hash has t as its top 16 bits."""
+    """For _tokenize: bit t of the 65,536 set when a telling hash has t as its top 16 bits."""
     keys, head = telling[0], telling[1]
     got = _DERIVED.get(("bits", id(keys)))
     if got is None or got[0] is not keys:
         top = keys[head >= 0] >> np.uint64(48)
         bits = np.zeros(1 << 10, dtype=np.uint64)
         np.bitwise_or.at(bits, (top >> np.uint64(6)).astype(np.int64), np.left_shift(_ONE, top & np.uint64(63)))
+        if len(_DERIVED) >= _DERIVED_MOST:
+            _DERIVED.clear()
         got = _DERIVED[("bits", id(keys))] = (keys, bits)
     return got[1]
 
@@ -340,6 +344,8 @@ def word_fold(table: foldtable.Table) -> tuple[tuple[int, int], np.ndarray]:
             off = np.flatnonzero(~ok)
             run = (int(off[off < 0x4E00].max(initial=-1)) + 1, int(off[off > 0x4E00].min(initial=tokscan.BMP)))
         dropping = np.where(table.kind == foldtable.GONE, np.uint32(_GONE), table.simple).astype(np.uint32)
+        if len(_DERIVED) >= _DERIVED_MOST:
+            _DERIVED.clear()
         got = _DERIVED[("words", id(table.simple))] = (table.simple, (run, dropping))
     return got[1]
 
