@@ -37,8 +37,6 @@ _G1 = np.uint64(0x9E3779B97F4A7C15)
 _G2 = np.uint64(0xC2B2AE3D27D4EB4F)
 NUN = 0x0646  # ن: Persian negative verbs start with it (see revision._persian_negation)
 TELLS, NT, STARTS_NUN = 1, 2, 4  # token flags
-_GONE = 0xFFFFFFFE  # word_fold's entry for a code point the policy deletes before all else (foldtable.GONE)
-_STARTS = tokscan.DIGIT | tokscan.SIGN | tokscan.IDEOGRAPH | tokscan.PERCENT  # classes that start other tokens
 
 
 @njit(cache=True, nogil=True)
@@ -132,6 +130,10 @@ def _number(cp, a, b, buf, n):
                 m += 1
         n = m
     return n if n > begin else begin
+
+
+_GONE = 0xFFFFFFFE  # word_fold's entry for a code point the policy deletes before all else (foldtable.GONE)
+_STARTS = tokscan.DIGIT | tokscan.SIGN | tokscan.IDEOGRAPH | tokscan.PERCENT  # classes that start other tokens
 
 
 @njit(cache=True, nogil=True)
