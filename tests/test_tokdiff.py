@@ -78,7 +78,8 @@ def test_a_batch_tokenised_in_one_call_is_each_text_tokenised_alone_with_its_quo
     from screening.engine import overlap
 
     rng = random.Random(9)
-    chars = "0123456789٠١٢٣-/.,٫+−%°Ca_ \u200c'’中文ابپé\u0301ﻻ한\n\"“”«»「」ｄｏ＇ﷺ\U0001F600"
+    chars = ("0123456789٠١٢٣-/.,٫+−%°Ca_ \u200c'’中文ابپé\u0301ﻻ한\n\"“”«»「」ｄｏ＇ﷺ\U0001F600"
+             "\u3400\u4db5\u4dc0\u4dff\u9fff\uf900\ufa6aنت‘‚")
     texts = ["", "«quoted» and “again”", "ﷺ" * 30, "an emoji \U0001F600 'here'", "x" * 80]
     texts += ["".join(rng.choice(chars) for _ in range(rng.randint(0, 40))) for _ in range(2000)]
     for text, batch in zip(texts, revision.prepare_many(texts), strict=True):
@@ -86,8 +87,40 @@ def test_a_batch_tokenised_in_one_call_is_each_text_tokenised_alone_with_its_quo
         assert list(batch.toks) == list(alone.toks) == revision.tokens(text), ascii(text)
         assert batch.toks.hashes.tolist() == alone.toks.hashes.tolist(), ascii(text)
         assert batch.toks.flags.tolist() == alone.toks.flags.tolist(), ascii(text)
+        # The kernel hashes and flags each token as it folds it: as segment_hashes does its normalised form.
+        toks = batch.toks
+        hashes, flags = tokdiff.token_hashes(toks.codes, toks.buf, toks.fs, toks.fe, revision._TELLING_HASHES)
+        assert (toks.hashes.tolist(), toks.flags.tolist()) == (hashes.tolist(), flags.tolist()), ascii(text)
         expected = [m.start() for m in overlap._QUOTE_RE.finditer(text)]  # what the regular expression finds
         assert overlap.marks(batch).tolist() == expected, ascii(text)
+
+
+def test_what_the_tokeniser_takes_for_granted_in_the_tables():
+    """_tokenize tries a word before the other tokens, records a quotation mark only where no token starts or
+    between a word's letters, and takes an ideograph of word_fold's run for a token folded to itself."""
+    from screening.engine import foldtable, tokscan
+
+    cls = tokscan.classes()
+    starts = [tokscan.DIGIT, tokscan.SIGN, tokscan.IDEOGRAPH, tokscan.LETTER, tokscan.PERCENT]
+    for i, a in enumerate(starts):
+        for b in starts[i + 1:]:
+            assert not np.any((cls & a) & ((cls & b) != 0)), (a, b)
+    inside = tokscan.DIGIT | tokscan.SIGN | tokscan.IDEOGRAPH | tokscan.LETTER | tokscan.PERCENT | tokscan.DATE_SEP \
+        | tokscan.NUMBER_SEP
+    assert not np.any((cls & tokscan.QUOTE) & ((cls & inside) != 0))
+    assert not any(cls[ord(c)] & tokscan.QUOTE for c in "°CF")
+    table = foldtable.table_for(revision._FOLD_POLICY)
+    (lo, hi), dropping = tokdiff.word_fold(table)
+    assert lo <= 0x4E00 < 0x9FA5 < hi
+    assert (cls[lo:hi] == tokscan.IDEOGRAPH).all() and (table.simple[lo:hi] == np.arange(lo, hi)).all()
+    gone = table.kind == foldtable.GONE
+    assert (dropping[gone] == tokdiff._GONE).all() and (table.simple[gone] == foldtable.NONE).all()
+    assert (dropping[~gone] == table.simple[~gone]).all() and gone[0x200C]
+    # The top 16 bits of every telling hash are in the filter; few others are.
+    keys, head, _ = revision._TELLING_HASHES
+    bits, tops = tokdiff.telling_bits(revision._TELLING_HASHES), keys[head >= 0] >> np.uint64(48)
+    assert all(int(bits[t >> 6]) >> int(t & 63) & 1 for t in tops.tolist())
+    assert sum(bin(int(w)).count("1") for w in bits) == len(set(tops.tolist()))
 
 
 def test_a_batch_still_read_is_never_refilled():

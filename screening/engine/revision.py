@@ -257,17 +257,19 @@ class Prepared:
     __slots__ = ("text", "toks", "truncated", "quotes", "laid", "_grams", "_sorted")
 
     def __init__(self, text: str, toks: TokenList | None = None, quotes: np.ndarray | None = None,
-                 laid: tuple[tokdiff.Batch, int] | None = None):
+                 laid: tuple[tokdiff.Batch, int] | None = None, count: int = -1):
         self.text = text
         self.quotes = quotes  # the positions of its quotation marks (overlap), once found
         self.laid = laid  # (the batch its tokens are views of, its text's place in it), when prepare_many made it
         self._grams = self._sorted = None
-        toks = _fast_tokens(text) if toks is None else toks
-        if toks is None:  # the regular expression and the policy: the same tokens, slower
-            listed = tokens(text)
-            toks = TokenList.of_strings(text, [t.group for t in listed], [t.start for t in listed],
-                                        [t.end for t in listed], [t.norm for t in listed])
-        self.truncated = len(toks) > MAX_TOKENS
+        if toks is None:
+            toks = _fast_tokens(text)
+            if toks is None:  # the regular expression and the policy: the same tokens, slower
+                listed = tokens(text)
+                toks = TokenList.of_strings(text, [t.group for t in listed], [t.start for t in listed],
+                                            [t.end for t in listed], [t.norm for t in listed])
+        # count: len(toks) when the caller knows it (prepare_many: a call of _LaidTokens.__len__ less a text)
+        self.truncated = (len(toks) if count < 0 else count) > MAX_TOKENS
         self.toks = toks.head(MAX_TOKENS) if self.truncated else toks
 
     def grams(self) -> tuple[np.ndarray, tuple]:
@@ -291,10 +293,10 @@ def prepare_many(texts: list[str]) -> list[Prepared]:
     batch = tokdiff.tokenize_laid(texts, table, _TELLING_HASHES)
     if batch is None:
         return out
-    marks = batch.marks
+    marks, append = batch.marks, out.append
     for t, (text, (count, a, b0, b1, m0, m1)) in enumerate(zip(texts, batch.rows, strict=True)):
         if count >= 0:
-            out.append(Prepared(text, _LaidTokens(text, batch, (a, a + count, b0, b1)), marks[m0:m1], (batch, t)))
+            append(Prepared(text, _LaidTokens(text, batch, (a, a + count, b0, b1)), marks[m0:m1], (batch, t), count))
         elif count == -2:  # folds longer than its room in the batch: on its own, with room for its widest fold
             found = tokdiff.tokenize(text, table, _TELLING_HASHES)
             out.append(Prepared(text) if found is None else Prepared(text, TokenList(text, *found), marks[m0:m1]))

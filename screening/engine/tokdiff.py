@@ -133,53 +133,166 @@ def _number(cp, a, b, buf, n):
     return n if n > begin else begin
 
 
+_GONE = 0xFFFFFFFE  # word_fold's entry for a code point the policy deletes before all else (foldtable.GONE)
+_STARTS = tokscan.DIGIT | tokscan.SIGN | tokscan.IDEOGRAPH | tokscan.PERCENT  # classes that start other tokens
+
+
 @njit(cache=True, nogil=True)
-def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts, ends, buf, fs, fe,
-              hashes, flags):
-    """revision.tokens in one pass: the scanner's tokens, each normalised into buf[fs:fe] (words and
-    ideographs by the fold table, numbers and dates by value, marks as they are), hashed and flagged
-    (segment_hashes); tokens that normalise to nothing are dropped. Returns how many; -1 when the text is
-    for the expression and the policy, -2 when buf is too small (numbers and dates never outgrow the text)."""
+def _flags(first, second_last, last, g, telling):
+    """segment_hashes' flags of a token of group g from its first, second last (0 for none) and last normalised
+    code point, `telling` when its hash is in the table. (Scalars only: numba counts the references of a
+    helper's array arguments, a pair of atomic operations each a call, more than the rest of a token.)"""
+    f = 0
+    if second_last == 110 and last == 116:
+        f |= NT | TELLS
+    if telling or g == DATE or g == NUMBER or g == MARK:
+        f |= TELLS
+    if first == NUN:
+        f |= STARTS_NUN
+    return f
+
+
+@njit(cache=True, nogil=True)
+def _word(cp, i, cls, simple, buf, n, marks, m):
+    """The word at i (a letter: tokscan._word) scanned, folded by `simple` (word_fold's) into buf from n on and
+    hashed in the same pass, its quotation marks (apostrophes between letters) recorded from marks[m] on.
+    Returns (its end, the end of its fold, its hash, the end of the marks, whether a code point needs
+    fold_field: then the fold is not the word's, and the hash FNV's start)."""
+    size, room = cp.shape[0], buf.shape[0]
+    h = FNV_OFFSET
+    slow = False
+    j = i
+    while True:
+        s = simple[cp[j]]
+        if s >= _GONE:  # (fold_field drops what the policy deletes as it comes: ZWNJ, in a Persian word in ten)
+            slow |= s == foldtable.NONE
+        elif n >= room:
+            slow = True
+        elif s != 0:
+            buf[n] = s
+            h = (h ^ np.uint64(s)) * FNV_PRIME
+            n += 1
+        j += 1
+        if j >= size:
+            break
+        k = cls[cp[j]]
+        if k & tokscan.LETTER:
+            continue
+        if not (k & tokscan.JOINER and j + 1 < size and cls[cp[j + 1]] & tokscan.LETTER):
+            break
+        if k & tokscan.QUOTE:  # ' and ’ join the letters around them and are quotation marks too
+            marks[m] = j
+            m += 1
+    return j, n, FNV_OFFSET if slow else h, m, slow
+
+
+@njit(cache=True, nogil=True)
+def _other(cp, i, k, cls, buf, n):
+    """A token at i that is not a word starting with a letter nor an ideograph of word_fold's run (tokscan._scan's
+    other alternatives): (its group, its end or -1 for none, the end of its normalised form in buf from n on:
+    numbers, dates and marks normalised here, an ideograph or °C left to fold_field). Few arrays: numba counts
+    the references of each, twice a call."""
+    end, g = -1, WORD
+    if k & tokscan.DIGIT:
+        end, g = tokscan._date(cp, cls, i), DATE
+        if end < 0:
+            end, g = tokscan._number(cp, cls, i), NUMBER
+    elif k & tokscan.SIGN:
+        end, g = tokscan._number(cp, cls, i), NUMBER
+    elif k & tokscan.IDEOGRAPH:
+        end, g = i + 1, CJK
+    elif cp[i] == 0xB0:
+        end = tokscan._word(cp, cls, i)
+    elif k & tokscan.PERCENT:
+        end, g = i + 1, MARK
+    if end < 0:
+        return g, end, n
+    if g == DATE:
+        for j in range(i, end):
+            buf[n] = _digit(cp[j]) if cls[cp[j]] & tokscan.DIGIT else 45
+            n += 1
+    elif g == NUMBER:
+        n = _number(cp, i, end, buf, n)
+    elif g == MARK:  # % and ‰ as they are, a full-width ％ as %
+        buf[n] = 37 if cp[i] == 0xFF05 else cp[i]
+        n += 1
+    return g, end, n
+
+
+@njit(cache=True, nogil=True)
+def _in_bmp(cp):
+    """Whether every code point is below U+10000 (no early exit: the loop is vectorised)."""
+    top = 0
     for i in range(cp.shape[0]):
-        if cp[i] >= 0x10000:
-            return -1
-    count = tokscan._scan(cp, cls, codes, starts, ends)
-    n = kept = 0
-    for t in range(count):
-        g, a, b = codes[t], starts[t], ends[t]
-        begin = n
-        if g == WORD or g == CJK:  # each token stands alone (foldtable.fold_field)
-            # fold_field's path for code points with a `simple` entry, here without a call: a call a token was
-            # most of tokenising a Chinese text (an ideograph a token). A token with any other code point is
-            # folded by fold_field from its start.
-            i = a
-            while i < b and n < buf.shape[0] and simple[cp[i]] != foldtable.NONE:
-                buf[n] = simple[cp[i]]
-                n += simple[cp[i]] != 0
-                i += 1
-            if i < b:
-                n = foldtable.fold_field(cp, a, b, kind, start, length, ccc, pool, alnum, pairs, simple, buf, begin)
-                if n < 0:
-                    return n  # -1: for the policy; -2: buf is too small for what this text folds to
-        elif g == DATE:
-            for i in range(a, b):
-                buf[n] = _digit(cp[i]) if cls[cp[i]] & tokscan.DIGIT else 45
-                n += 1
-        elif g == NUMBER:
-            n = _number(cp, a, b, buf, n)
-        else:  # a mark: % and ‰ as they are, a full-width ％ as %
-            for i in range(a, b):
-                buf[n] = 37 if cp[i] == 0xFF05 else cp[i]
-                n += 1
-        if n > begin:
-            codes[kept], starts[kept], ends[kept], fs[kept], fe[kept] = g, a, b, begin, n
-            kept += 1
-    segment_hashes(buf, fs[:kept], fe[:kept], codes[:kept], telling, hashes, flags)
-    return kept
+        top |= cp[i]
+    return top < 0x10000
 
 
 @njit(cache=True, nogil=True)
-def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, widest, telling):
+def _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same, dropping, codes,
+              starts, ends, buf, fs, fe, hashes, flags, marks):
+    """revision.tokens in one pass: the scanner's tokens (as tokscan._scan finds them), each normalised into
+    buf[fs:fe] (words and ideographs by the fold table, numbers and dates by value, marks as they are), hashed
+    and flagged as segment_hashes would, and the positions of the text's quotation marks; tokens that
+    normalise to nothing are dropped. `same` and `dropping` are word_fold's. Returns (how many or -1 when
+    the text is for the expression and the policy, -2 when buf is too small; how many marks, all of them only
+    for a count >= 0)."""
+    if not _in_bmp(cp):
+        return -1, 0
+    size, room, lo, hi, keys, head = cp.shape[0], buf.shape[0], same[0], same[1], telling[0], telling[1]
+    i = n = kept = m = 0
+    while i < size:
+        c = cp[i]
+        while lo <= c < hi:  # a run of ideographs, each a token (half the tokens of a Chinese text)
+            if n >= room:
+                return -2, m
+            h = (FNV_OFFSET ^ np.uint64(c)) * FNV_PRIME
+            buf[n], codes[kept], starts[kept], ends[kept], fs[kept], fe[kept] = c, CJK, i, i + 1, n, n + 1
+            hashes[kept] = h
+            top = h >> np.uint64(48)  # one code point: neither "nt" nor ن, only its hash tells
+            flags[kept] = TELLS if (bits[top >> np.uint64(6)] >> (top & np.uint64(63))) & _ONE and _first(
+                keys, head, h) >= 0 else 0
+            i, n, kept = i + 1, n + 1, kept + 1
+            c = cp[i] if i < size else hi
+        if i >= size:
+            break
+        begin, slow, h = n, False, FNV_OFFSET
+        k = cls[c]
+        if k & tokscan.LETTER:
+            g = WORD
+            end, n, h, m, slow = _word(cp, i, cls, dropping, buf, n, marks, m)
+        else:
+            end = -1
+            if k & _STARTS or c == 0xB0:  # (a call at every space cost more than its work)
+                g, end, n = _other(cp, i, k, cls, buf, n)
+            if end < 0:  # no token here
+                if k & tokscan.QUOTE:
+                    marks[m] = i
+                    m += 1
+                i += 1
+                continue
+            slow = True
+        if slow and (g == WORD or g == CJK):  # folded (again) from its start by fold_field
+            n = foldtable.fold_field(cp, i, end, kind, start, length, ccc, pool, alnum, pairs, simple, buf, begin)
+            if n < 0:
+                return n, m  # -1: for the policy; -2: buf is too small for what this text folds to
+        for q in range(begin, n if slow else begin):  # hashed here (a helper's array, two calls)
+            h = (h ^ np.uint64(buf[q])) * FNV_PRIME
+        if n > begin:
+            codes[kept], starts[kept], ends[kept], fs[kept], fe[kept], hashes[kept] = g, i, end, begin, n, h
+            # `bits` (telling_bits) rules out most tokens without a probe of the table (a third of its slots
+            # filled made a branch the processor mispredicted a token in three).
+            top = h >> np.uint64(48)
+            tells = (bits[top >> np.uint64(6)] >> (top & np.uint64(63))) & _ONE and _first(keys, head, h) >= 0
+            flags[kept] = _flags(buf[begin], buf[n - 2] if n - begin >= 2 else 0, buf[n - 1], g, tells)
+            kept += 1
+        i = end
+    return kept, m
+
+
+@njit(cache=True, nogil=True)
+def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, widest, telling, bits, same,
+               dropping):
     """_tokenize with its arrays made here (one call from Python instead of a dozen allocations there):
     (count or -1, codes, starts, ends, buf, fs, fe, hashes, flags), each trimmed to the tokens kept."""
     size = cp.shape[0]
@@ -187,16 +300,57 @@ def _tokenized(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, wi
     starts, ends = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
     fs, fe = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
     hashes, flags = np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8)
+    marks = np.empty(size, dtype=np.int64)
     # Room for twice the text first (a text rarely folds longer; the widest case is 18 code points for one).
     buf = np.empty(2 * size + 64, dtype=np.uint32)
-    count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts, ends,
-                      buf, fs, fe, hashes, flags)
+    count, _ = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same, dropping,
+                         codes, starts, ends, buf, fs, fe, hashes, flags, marks)
     if count == -2:
         buf = np.empty(widest * size + 64, dtype=np.uint32)
-        count = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts,
-                          ends, buf, fs, fe, hashes, flags)
+        count, _ = _tokenize(cp, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same,
+                             dropping, codes, starts, ends, buf, fs, fe, hashes, flags, marks)
     n = max(count, 0)
     return count, codes[:n], starts[:n], ends[:n], buf, fs[:n], fe[:n], hashes[:n], flags[:n]
+
+
+# What the kernels derive from a telling table or a fold table, kept by the identity of its array (a few: the
+# run's fold table and telling words, a test's).
+_DERIVED: dict[tuple[str, int], tuple[np.ndarray, object]] = {}
+_DERIVED_MOST = 16
+
+
+def telling_bits(telling: tuple) -> np.ndarray:
+    """For _tokenize: bit t of the 65,536 set when a telling hash has t as its top 16 bits."""
+    keys, head = telling[0], telling[1]
+    got = _DERIVED.get(("bits", id(keys)))
+    if got is None or got[0] is not keys:
+        top = keys[head >= 0] >> np.uint64(48)
+        bits = np.zeros(1 << 10, dtype=np.uint64)
+        np.bitwise_or.at(bits, (top >> np.uint64(6)).astype(np.int64), np.left_shift(_ONE, top & np.uint64(63)))
+        if len(_DERIVED) >= _DERIVED_MOST:
+            _DERIVED.clear()
+        got = _DERIVED[("bits", id(keys))] = (keys, bits)
+    return got[1]
+
+
+def word_fold(table: foldtable.Table) -> tuple[tuple[int, int], np.ndarray]:
+    """What _tokenize reads of the table besides it: the run of code points around U+4E00 that are ideographs
+    (the scanner's class, nothing else) and that the table folds to themselves, each a token of itself without
+    a look at a table (a Chinese text reaches a different part of both tables at nearly every character),
+    (0, 0) for none; and `simple` with _GONE for a code point the policy deletes (one entry a code point for
+    nearly every word)."""
+    got = _DERIVED.get(("words", id(table.simple)))
+    if got is None or got[0] is not table.simple:
+        ok = (table.simple == np.arange(tokscan.BMP, dtype=np.uint32)) & (tokscan.classes() == tokscan.IDEOGRAPH)
+        run = (0, 0)
+        if ok[0x4E00]:
+            off = np.flatnonzero(~ok)
+            run = (int(off[off < 0x4E00].max(initial=-1)) + 1, int(off[off > 0x4E00].min(initial=tokscan.BMP)))
+        dropping = np.where(table.kind == foldtable.GONE, np.uint32(_GONE), table.simple).astype(np.uint32)
+        if len(_DERIVED) >= _DERIVED_MOST:
+            _DERIVED.clear()
+        got = _DERIVED[("words", id(table.simple))] = (table.simple, (run, dropping))
+    return got[1]
 
 
 def tokenize(text: str, table: foldtable.Table, telling: tuple):
@@ -204,19 +358,31 @@ def tokenize(text: str, table: foldtable.Table, telling: tuple):
     the expression and the policy (a code point outside the BMP, or one the table cannot fold on its own)."""
     count, *found = _tokenized(foldtable.codepoints(text), tokscan.classes(), table.kind, table.start,
                                table.length, table.ccc, table.pool, table.alnum, table.pairs, table.simple,
-                               table.widest, telling)
+                               table.widest, telling, telling_bits(telling), *word_fold(table))
     return None if count < 0 else tuple(found)
 
 
 @njit(cache=True, nogil=True)
-def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes, starts,
-                    ends, buf, fs, fe, hashes, flags, marks):
-    """_tokenize of each text cp[offsets[d]:offsets[d + 1]], its arrays one after another in arrays for all
-    (one call a batch: a call a text, its arguments and nine arrays boxed, cost as much as a short text's
-    tokens), and the positions of the quotation marks in each; in the arrays given when they are large enough
-    (a spare batch's), else in new ones. Returns (a row a text: tokens or -1 (for the expression) or -2 (for
-    _tokenized, which makes room), first token, buf start, buf end, first mark, end of marks; then codes,
-    starts, ends, buf, fs, fe, hashes, flags, marks)."""
+def _quotes(cp, cls, marks):
+    """The positions of the quotation marks of a text into marks: how many, -1 for a text outside the BMP."""
+    m = 0
+    for i in range(cp.shape[0]):
+        if cp[i] >= 0x10000:
+            return -1
+        if cls[cp[i]] & tokscan.QUOTE:
+            marks[m] = i
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same,
+                    dropping, codes, starts, ends, buf, fs, fe, hashes, flags, marks):
+    """_tokenize of each text cp[offsets[d]:offsets[d + 1]], its arrays and marks one after another in arrays for
+    all (one call a batch: a call a text, its arguments and nine arrays boxed, cost as much as a short text's
+    tokens); in the arrays given when they are large enough (a spare batch's), else in new ones. Returns (a
+    row a text: tokens or -1 (for the expression) or -2 (for _tokenized, which makes room), first token, buf
+    start, buf end, first mark, end of marks; then codes, starts, ends, buf, fs, fe, hashes, flags, marks)."""
     total, texts = cp.shape[0], offsets.shape[0] - 1
     if codes.shape[0] < total or buf.shape[0] < 2 * total + 64 * texts:
         codes = np.empty(total, dtype=np.uint8)
@@ -230,28 +396,18 @@ def _tokenized_many(cp, offsets, cls, kind, start, length, ccc, pool, alnum, pai
     for d in range(texts):
         a, b = offsets[d], offsets[d + 1]
         rows[d, 1], rows[d, 2], rows[d, 4] = pos, bpos, mpos
-        m = mpos
-        for i in range(a, b):
-            if cp[i] >= 0x10000:
-                m = -1
-                break
-            if cls[cp[i]] & tokscan.QUOTE:
-                marks[m] = i - a
-                m += 1
-        if m < 0:
-            rows[d, 0], rows[d, 3], rows[d, 5] = -1, bpos, mpos
-            continue
         room = 2 * (b - a) + 64
-        count = _tokenize(cp[a:b], cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, codes[pos:],
-                          starts[pos:], ends[pos:], buf[bpos:bpos + room], fs[pos:], fe[pos:], hashes[pos:],
-                          flags[pos:])
+        count, m = _tokenize(cp[a:b], cls, kind, start, length, ccc, pool, alnum, pairs, simple, telling, bits, same,
+                             dropping, codes[pos:], starts[pos:], ends[pos:], buf[bpos:bpos + room], fs[pos:], fe[pos:],
+                             hashes[pos:], flags[pos:], marks[mpos:])
         rows[d, 0] = count
-        if count < 0:  # its marks are kept (for _tokenized to make room for it), not its tokens
-            rows[d, 3], rows[d, 5], mpos = bpos, m, m
+        if count < 0:  # its marks are kept (for _tokenized to make room for it), not its tokens; none outside the BMP
+            m = max(_quotes(cp[a:b], cls, marks[mpos:]), 0)
+            rows[d, 3], rows[d, 5], mpos = bpos, mpos + m, mpos + m
             continue
         end = bpos + (fe[pos + count - 1] if count else 0)
-        rows[d, 3], rows[d, 5] = end, m
-        pos, bpos, mpos = pos + count, end, m
+        rows[d, 3], rows[d, 5] = end, mpos + m
+        pos, bpos, mpos = pos + count, end, mpos + m
     return rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks
 
 
@@ -313,7 +469,8 @@ def tokenize_laid(texts: list[str], table: foldtable.Table, telling: tuple) -> B
     np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
     rows, codes, starts, ends, buf, fs, fe, hashes, flags, marks = _tokenized_many(
         cp, offsets, tokscan.classes(), table.kind, table.start, table.length, table.ccc, table.pool, table.alnum,
-        table.pairs, table.simple, telling, *_spare_arrays(cp.shape[0], 2 * cp.shape[0] + 64 * len(texts)))
+        table.pairs, table.simple, telling, telling_bits(telling), *word_fold(table),
+        *_spare_arrays(cp.shape[0], 2 * cp.shape[0] + 64 * len(texts)))
     batch = Batch(codes, starts, ends, buf, fs, fe, hashes, flags, marks, cp, offsets, rows.tolist(), rows)
     if _REUSE and cp.shape[0] <= _SPARE_MOST:
         _SPARE.append(batch)
