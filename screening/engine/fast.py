@@ -279,7 +279,7 @@ def template_index(template: np.ndarray) -> tuple[np.ndarray, int, int, np.ndarr
     which the compiler turns into vector gathers. Behind a bitmap with a branch a shingle (bench/HISTORY.md)
     lookups were half as fast again, a quarter of the shingles being template ones (a coin toss to the
     processor)."""
-    values = np.unique(template.astype(np.uint64, copy=False))
+    values = np.ascontiguousarray(template, dtype=np.uint64)  # np.unique would cost more than all the rest here
     bits = max(int(values.shape[0] - 1).bit_length(), 2)
     for attempt in itertools.count():
         # The first multipliers almost always do; a failure draws others, and every other one a larger table
@@ -302,6 +302,9 @@ def _cuckoo(values, b1, b2, m1, m2):
     used = np.zeros(n1 + n2, dtype=np.bool_)
     for v0 in values:
         v, first, placed = v0, True, False
+        one, two = np.int64((v * m1) >> np.uint64(64 - b1)), n1 + np.int64((v * m2) >> np.uint64(64 - b2))
+        if (used[one] and table[one] == v) or (used[two] and table[two] == v):
+            continue  # a repeat
         for _ in range(500):  # a value displaced goes to its other slot
             slot = np.int64((v * m1) >> np.uint64(64 - b1)) if first else n1 + np.int64((v * m2) >> np.uint64(64 - b2))
             if not used[slot]:
