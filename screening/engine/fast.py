@@ -583,7 +583,7 @@ def verify_hashes_laid(texts: list[str], policy: Policy, spec: ShingleSpec, key:
 def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey):
     """verify_hashes of each text; with the hashes laid out and their offsets when the compiled pass did them, in
     the order of the texts. A text the pass cannot finish is hashed (or sorted) here and put in its place, and the
-    pass goes on after it: nothing is copied but that text's hashes (and `out`, should it prove too small)."""
+    pass goes on after it (main copied every text's hashes to put one in its place)."""
     if spec.kind != "char" or spec.k > 8 or not texts:
         return [verify_hashes(text, policy, spec, key) for text in texts]
     t = foldtable.table_for(policy)
@@ -611,7 +611,10 @@ def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, ke
         out[begin : begin + hashes.shape[0]] = hashes
         ends[first + 1] = begin + hashes.shape[0]
         first += 1
-    laid, bounds = out[: ends[-1]], ends.tolist()
+    # Copied out, and `out` freed here: kept as the hashes' buffer, or made smaller, it left glibc's thresholds
+    # such that the token kernels' fresh arrays faulted their pages in each window (5 µs a candidate, more than
+    # the copy's 1; bench/HISTORY.md).
+    laid, bounds = out[: ends[-1]].copy(), ends.tolist()
     return [laid[a:b] for a, b in zip(bounds, bounds[1:], strict=False)], laid, ends
 
 
