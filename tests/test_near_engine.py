@@ -186,18 +186,44 @@ def test_a_batch_of_verification_hashes_equals_the_keyed_reference_text_by_text(
             h.tolist() for h in found] and laid.dtype == np.uint64
 
 
-def test_hashes_one_pass_left_unsorted_or_to_the_policy_are_put_in_their_places():
-    texts = ["abcdefgh", "e\u0301te\u0301 café", "ab", "ijklmnop"]
-    # As _keyed_chars leaves them: the first and last texts done, the second to the policy (nothing in `out`),
-    # the third without shingles, and the first's hashes as the fourth's left unsorted with a repeat.
-    out = np.array([1, 5, 9, 7, 3, 7, 0], dtype=np.uint64)
-    ends = np.array([3, 3, 3, 6])
-    ok, done = np.array([True, False, True, True]), np.array([True, False, False, False])
-    found, laid, offsets = fast._laid_out(texts, out, ends, ok, done, DEFAULT, CHAR5, KEY)
+def test_hashes_the_pass_leaves_unsorted_or_to_the_policy_are_put_in_their_places(monkeypatch):
+    texts = ["abcdefgh", "e\u0301te\u0301 café", "ab", "ijklmnop", "mnopqrs"]
     second = fast.verify_hashes(texts[1], DEFAULT, CHAR5, KEY).tolist()
-    assert [h.tolist() for h in found] == [[1, 5, 9], second, [], [3, 7]]
+    calls = []
+
+    def kernel(cp, offsets, first, *rest):
+        # As _keyed_chars leaves them: the first text done, the second to the policy (nothing written), the third
+        # without shingles, the fourth's hashes unsorted with a repeat, then no room for the fifth's, then done.
+        out, ends = rest[-4], rest[-3]
+        calls.append((first, int(ends[first]), out.shape[0]))
+        if first == 0:
+            out[:3], ends[1] = [1, 5, 9], 3
+            return 1, fast.TO_POLICY
+        if first == 2:
+            ends[3] = ends[2]
+            out[ends[2] : ends[2] + 3], ends[4] = [7, 3, 7], ends[2] + 3
+            return 3, fast.UNSORTED
+        if first == 4 and len(calls) == 3:
+            return 4, fast.NO_ROOM
+        out[ends[4] : ends[4] + 2], ends[5] = [2, 4], ends[4] + 2
+        return 5, fast.FINISHED
+
+    monkeypatch.setattr(fast, "_keyed_chars", kernel)
+    found, laid, offsets = fast.verify_hashes_laid(texts, DEFAULT, CHAR5, KEY)
     m = len(second)
-    assert laid.tolist() == [1, 5, 9, *second, 3, 7] and offsets.tolist() == [0, 3, 3 + m, 3 + m, 5 + m]
+    assert [h.tolist() for h in found] == [[1, 5, 9], second, [], [3, 7], [2, 4]]
+    assert laid.tolist() == [1, 5, 9, *second, 3, 7, 2, 4] and offsets.tolist() == [0, 3, 3 + m, 3 + m, 5 + m, 7 + m]
+    assert [c[:2] for c in calls] == [(0, 0), (2, 3 + m), (4, 5 + m), (4, 5 + m)]
+    assert calls[3][2] > calls[2][2] == calls[0][2]  # a larger buffer, the hashes before it kept
+
+
+def test_a_batch_too_long_for_its_first_buffer_grows_it():
+    texts = ["\uFDFA" * 300, "abc def ghi", "\uFDFA" * 50 + "x"]  # U+FDFA folds to 18 code points
+    found, laid, offsets = fast.verify_hashes_laid(texts, DEFAULT, CHAR5, KEY)
+    for text, hashes in zip(texts, found, strict=True):
+        expected = {shingle.verify_hash64(s, KEY) for s in shingle.shingles(text, DEFAULT, CHAR5)}
+        assert hashes.tolist() == sorted(expected)
+    assert laid.tolist() == [v for h in found for v in h.tolist()] and offsets[-1] == laid.shape[0]
 
 
 def test_the_bucket_sort_of_hashes_equals_numpys_unique_and_gives_up_on_many_repeated_values():
@@ -242,6 +268,22 @@ def test_template_lookups_tell_zero_and_values_sharing_a_slot_apart():
     assert fast.template_count(x, *with_zero) == 4 and fast.template_count(x, *without_zero) == 3
     assert fast.pair_counts(x, x, *with_zero) == (6, 4) and fast.pair_counts(x, x[1:], *without_zero) == (5, 3)
     assert fast.template_count(x, *fast.template_index(template[:0])) == 0
+
+
+def test_template_lookups_hold_for_templates_of_values_sharing_their_top_bits():
+    # The table's first part goes by a value's top bits: values alike there fail the first try (others follow);
+    # a template may hold repeats, and need not be sorted.
+    rng = np.random.default_rng(4)
+    alike = rng.integers(0, 2**40, size=3000, dtype=np.uint64)
+    for template in (np.concatenate([alike, alike[:100]]), np.arange(0, 977 * 3000, 977, dtype=np.uint64),
+                     rng.integers(0, 2**64 - 1, size=1, dtype=np.uint64, endpoint=True)):
+        index = fast.template_index(template)
+        x = np.unique(np.concatenate([template[::3], rng.integers(0, 2**40, size=2000, dtype=np.uint64)]))
+        y = np.unique(np.concatenate([template[::2], x[::5]]))
+        expected = [int(np.isin(x, template).sum()), int(np.isin(y, template).sum())]
+        assert [fast.template_count(x, *index), fast.template_count(y, *index)] == expected
+        shared = np.intersect1d(x, y)
+        assert fast.pair_counts(x, y, *index) == (shared.size, int(np.isin(shared, template).sum()))
 
 
 def thue_morse_words(n: int = 10) -> tuple[str, str]:

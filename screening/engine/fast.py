@@ -9,6 +9,7 @@ compare them value for value.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 from numba import njit
@@ -269,104 +270,118 @@ def smallest_shared(left: str, right: str, k: int, limit: int) -> np.ndarray:
     return _smallest_shared(a, b, ha, *_index(hb), k, limit)
 
 
-def template_index(template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The template shingles as (table, bits) for pair_counts and template_count (made once per verification
-    job): a set of them by open addressing, up to three eighths full, and in front of it a bitmap of 32 bits a
-    template shingle that rules most others out without reading the set. A set up to three quarters full behind
-    16 bits was a third slower a document where a quarter of its shingles are template (its probes ran on
-    past the first slot), at 3,000 template shingles and at 40,000 alike (bench/HISTORY.md)."""
-    return _template_set(template), _template_bits(template)
+def template_index(template: np.ndarray) -> tuple[np.ndarray, int, int, np.ndarray]:
+    """The template shingles as (table, b1, b2, multipliers) for pair_counts and template_count (made once per
+    verification job): a cuckoo table of two parts, each shingle in one of them, in the first (2^b1 slots) at the
+    top b1 bits of it times multipliers[0] (1 unless the first try failed: a document's sorted shingles then
+    read the first part in order), or in the second (2^b2) at the top b2 bits of it times multipliers[1], every
+    free slot holding a template shingle too, so that a lookup is two loads and two compares without a branch,
+    which the compiler turns into vector gathers. Behind a bitmap with a branch a shingle (bench/HISTORY.md)
+    lookups were half as fast again, a quarter of the shingles being template ones (a coin toss to the
+    processor)."""
+    values = np.ascontiguousarray(template, dtype=np.uint64)  # np.unique would cost more than all the rest here
+    bits = max(int(values.shape[0] - 1).bit_length(), 2)
+    for attempt in itertools.count():
+        # The first multipliers almost always do; a failure draws others, and every other one a larger table
+        # (odd multipliers, so that distinct values stay distinct).
+        b1, b2 = bits + 1 + attempt // 2, bits - 1 + attempt // 2
+        multipliers = _fmix64(np.arange(2 * attempt + 1, 2 * attempt + 3, dtype=np.uint64)) | np.uint64(1)
+        if attempt == 0:
+            multipliers[0] = 1
+        table = _cuckoo(values, b1, b2, multipliers[0], multipliers[1])
+        if table.shape[0] or not values.shape[0]:
+            return table, b1, b2, multipliers
+    raise AssertionError("unreachable")
 
 
 @njit(cache=True, nogil=True)
-def _template_set(template):
-    """Slots holding the values, 0 for a free slot; the last entry is 1 when 0 itself is one of them."""
-    size = 16
-    while 3 * size < 8 * template.shape[0]:
-        size *= 2
-    table = np.zeros(size + 1, dtype=np.uint64)
-    for v in template:
-        if v == 0:
-            table[size] = 1
-            continue
-        slot = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
-        while table[slot] != 0 and table[slot] != v:
-            slot = (slot + 1) & (size - 1)
-        table[slot] = v
-    return table
+def _cuckoo(values, b1, b2, m1, m2):
+    """template_index's table: empty when some value found no place after many moves (or there are none)."""
+    n1, n2 = 1 << b1, 1 << b2
+    table = np.empty(n1 + n2, dtype=np.uint64)
+    used = np.zeros(n1 + n2, dtype=np.bool_)
+    for v0 in values:
+        v, first, placed = v0, True, False
+        one, two = np.int64((v * m1) >> np.uint64(64 - b1)), n1 + np.int64((v * m2) >> np.uint64(64 - b2))
+        if (used[one] and table[one] == v) or (used[two] and table[two] == v):
+            continue  # a repeat
+        for _ in range(500):  # a value displaced goes to its other slot
+            slot = np.int64((v * m1) >> np.uint64(64 - b1)) if first else n1 + np.int64((v * m2) >> np.uint64(64 - b2))
+            if not used[slot]:
+                table[slot], used[slot], placed = v, True, True
+                break
+            table[slot], v = v, table[slot]
+            first = slot >= n1  # the displaced value was in the second part: its other slot is in the first
+        if not placed:
+            return table[:0]
+    for s in range(n1 + n2):
+        if not used[s]:
+            table[s] = values[0]  # finding it there is a true answer
+    return table[: n1 + n2 if values.shape[0] else 0]
 
 
 @njit(cache=True, nogil=True)
-def _template_bits(template):
-    size = 64
-    while size < 32 * template.shape[0]:
-        size *= 2
-    bits = np.zeros(size // 64, dtype=np.uint64)
-    for v in template:
-        at = np.int64((v >> np.uint64(32)) & np.uint64(size - 1))
-        bits[at >> 6] |= np.uint64(1) << np.uint64(at & 63)
-    return bits
-
-
-@njit(cache=True, nogil=True)
-def _in_template(table, bits, v):
-    at = np.int64((v >> np.uint64(32)) & np.uint64(bits.shape[0] * 64 - 1))
-    if not (bits[at >> 6] >> np.uint64(at & 63)) & np.uint64(1):
-        return False
-    size = table.shape[0] - 1
-    if v == 0:
-        return table[size] == 1
-    slot = np.int64((v ^ (v >> np.uint64(29))) & np.uint64(size - 1))
-    while table[slot] != 0:
-        if table[slot] == v:
-            return True
-        slot = (slot + 1) & (size - 1)
-    return False
-
-
-@njit(cache=True, nogil=True)
-def template_count(x, table, bits):
-    """|x ∩ T|, T the template (template_index's table and bits)."""
+def _template_hits(x, lo, hi, table, b1, b2, multipliers):
+    """How many of x[lo:hi] are template shingles (template_index's table): no branch a value."""
+    if table.shape[0] == 0:
+        return 0
+    s1, s2, m1, m2, n1 = np.uint64(64 - b1), np.uint64(64 - b2), multipliers[0], multipliers[1], 1 << b1
     count = 0
-    for i in range(x.shape[0]):
-        count += _in_template(table, bits, x[i])
+    for i in range(lo, hi):
+        v = x[i]
+        count += (table[np.int64((v * m1) >> s1)] == v) | (table[n1 + np.int64((v * m2) >> s2)] == v)
     return count
 
 
 @njit(cache=True, nogil=True)
-def pair_counts(x, y, table, bits):
-    """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, T the template (template_index's table and bits): one
-    merge, the template looked up for shared shingles only (most candidates share few: a lookup for every
-    shingle of every document was much of verification)."""
-    i = j = shared = shared_t = 0
-    while i < x.shape[0] and j < y.shape[0]:
-        a, b = x[i], y[j]
-        if a == b:
-            shared += 1
-            shared_t += _in_template(table, bits, a)
-        i += a <= b
-        j += b <= a
-    return shared, shared_t
+def template_count(x, table, b1, b2, multipliers):
+    """|x ∩ T|, T the template (template_index's table)."""
+    return _template_hits(x, 0, x.shape[0], table, b1, b2, multipliers)
 
 
 @njit(cache=True, nogil=True)
-def pair_counts_many(hashes, offsets, left, right, table, bits):
+def _pair_counts(x, y, table, b1, b2, multipliers, shared_values):
+    """pair_counts, the shared shingles written into shared_values (room for the smaller set) on the way: one
+    merge without a branch on the values, then the template looked up for those only (most candidates share
+    few: a lookup for every shingle of every document was much of verification)."""
+    i = j = shared = 0
+    while i < x.shape[0] and j < y.shape[0]:
+        a, b = x[i], y[j]
+        shared_values[shared] = a
+        shared += a == b
+        i += a <= b
+        j += b <= a
+    return shared, _template_hits(shared_values, 0, shared, table, b1, b2, multipliers)
+
+
+@njit(cache=True, nogil=True)
+def pair_counts(x, y, table, b1, b2, multipliers):
+    """(|x ∩ y|, |x ∩ y ∩ T|) for sorted unique x and y, T the template (template_index's table)."""
+    return _pair_counts(x, y, table, b1, b2, multipliers, np.empty(min(x.shape[0], y.shape[0]) + 1, dtype=np.uint64))
+
+
+@njit(cache=True, nogil=True)
+def pair_counts_many(hashes, offsets, left, right, table, b1, b2, multipliers):
     """pair_counts of many pairs in one call: the documents' hashes one after another (document d's are
     hashes[offsets[d]:offsets[d + 1]]), a pair's documents left[p] and right[p]; rows (|x ∩ y|, |x ∩ y ∩ T|)."""
     out = np.empty((left.shape[0], 2), dtype=np.int64)
+    longest = 0
+    for d in range(offsets.shape[0] - 1):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    shared_values = np.empty(longest + 1, dtype=np.uint64)
     for p in range(left.shape[0]):
         a, b = left[p], right[p]
-        out[p, 0], out[p, 1] = pair_counts(hashes[offsets[a]:offsets[a + 1]], hashes[offsets[b]:offsets[b + 1]],
-                                           table, bits)
+        out[p, 0], out[p, 1] = _pair_counts(hashes[offsets[a]:offsets[a + 1]], hashes[offsets[b]:offsets[b + 1]],
+                                            table, b1, b2, multipliers, shared_values)
     return out
 
 
 @njit(cache=True, nogil=True)
-def template_count_many(hashes, offsets, docs, table, bits):
+def template_count_many(hashes, offsets, docs, table, b1, b2, multipliers):
     """template_count of each of these documents (laid out as for pair_counts_many) in one call."""
     out = np.empty(docs.shape[0], dtype=np.int64)
     for k in range(docs.shape[0]):
-        out[k] = template_count(hashes[offsets[docs[k]]:offsets[docs[k] + 1]], table, bits)
+        out[k] = _template_hits(hashes, offsets[docs[k]], offsets[docs[k] + 1], table, b1, b2, multipliers)
     return out
 
 
@@ -436,16 +451,19 @@ def _key_table(base: int, k: int) -> np.ndarray:
     return _build_key_table(np.uint64(base), k)
 
 
+FINISHED, TO_POLICY, UNSORTED, NO_ROOM = 0, 1, 2, 3  # why _keyed_chars stopped
+
+
 @njit(cache=True, nogil=True)
 def _keyed_chars(cp, offsets, first, kind, start, length, ccc, pool, alnum, pairs, simple, k, table, mask, scratch,
-                 out, ends, ok, done, spare, counts):
-    """verify_hash64 of every character k-gram of each text from `first` on, one text after another into `out`,
-    text d ending at ends[d], sorted and without repeats where done[d] (else in window order: the caller sorts
-    them); ok[d] is False when the table cannot normalise it (or it normalises beyond the BMP): the caller
-    hashes it the slow way. Returns the first text that did not fit in `out` (the number of texts when all
-    did). `spare` and `counts` are _sort_unique's room, for the longest text."""
-    p = np.uint64(P61)
-    pos = 0
+                 out, ends, spare, counts):
+    """verify_hash64 of every character k-gram of each text from `first` on, sorted and without repeats, one text
+    after another into `out` from ends[first] on, text d's ending at ends[d + 1]. Stops at a text it cannot
+    finish: returns (d, why), why TO_POLICY (the table cannot normalise it, or it normalises beyond the BMP:
+    nothing written), UNSORTED (its hashes written in window order up to ends[d + 1]: the caller sorts them) or
+    NO_ROOM (`out` is too small for it); (number of texts, FINISHED) when all are done. `table` is _key_table's,
+    flattened; `spare` and `counts` are _sort_unique's room, for the longest text."""
+    pos = ends[first]
     for d in range(first, offsets.shape[0] - 1):
         # fold_field is map_text without words, its `simple` entry one lookup a code point where map_text's
         # general path makes six (most of the corpus is not ASCII).
@@ -454,34 +472,43 @@ def _keyed_chars(cp, offsets, first, kind, start, length, ccc, pool, alnum, pair
         seen = np.uint32(0)
         for i in range(max(n, 0)):
             seen |= scratch[i]  # an OR the compiler vectorises, not a test and store a code point
-        ok[d] = n >= 0 and seen < BMP
-        if not ok[d] or n < k:
-            ends[d] = pos
-            continue
-        if pos + n - k + 1 > out.shape[0]:
-            return d
-        for w in range(n - k + 1):
-            # k terms below 2^61: no overflow for k ≤ 8. The default k written out: twice as fast as the loop.
-            if k == 5:
-                h = (table[scratch[w], 0] + table[scratch[w + 1], 1] + table[scratch[w + 2], 2]
-                     + table[scratch[w + 3], 3] + table[scratch[w + 4], 4])
-            else:
-                h = np.uint64(0)
-                for j in range(k):
-                    h += table[scratch[w + j], j]
-            h = (h & p) + (h >> np.uint64(61))
-            h = (h & p) + (h >> np.uint64(61))
-            if h >= p:
-                h -= p
-            out[pos] = _fmix64(h ^ mask)
-            pos += 1
-        begin = pos - (n - k + 1)
-        kept = _sort_unique(out, begin, pos, spare, counts)
-        done[d] = kept >= 0
-        if done[d]:
-            pos = begin + kept
-        ends[d] = pos
-    return offsets.shape[0] - 1
+        if n < 0 or seen >= BMP:
+            return d, TO_POLICY
+        count = n - k + 1
+        if count > 0:
+            if pos + count > out.shape[0]:
+                return d, NO_ROOM
+            _hash_windows(scratch, count, k, table, mask, out, pos)
+            kept = _sort_unique(out, pos, pos + count, spare, counts)
+            if kept < 0:
+                ends[d + 1] = pos + count
+                return d, UNSORTED
+            pos += kept
+        ends[d + 1] = pos
+    return offsets.shape[0] - 1, FINISHED
+
+
+@njit(cache=True, nogil=True)
+def _hash_windows(cp, count, k, table, mask, out, pos):
+    """verify_hash64 of the `count` windows of k code points of cp into out[pos:], by the flattened key table."""
+    p = np.uint64(P61)
+    if k == 5:
+        # The default k written out, each code point's row found once and carried along: a third faster than
+        # the loop over k on numba's two-dimensional table (bench/HISTORY.md).
+        c1, c2, c3, c4 = np.int64(cp[0]) * 5, np.int64(cp[1]) * 5, np.int64(cp[2]) * 5, np.int64(cp[3]) * 5
+        for w in range(count):
+            c0, c1, c2, c3, c4 = c1, c2, c3, c4, np.int64(cp[w + 4]) * 5
+            h = table[c0] + table[c1 + 1] + table[c2 + 2] + table[c3 + 3] + table[c4 + 4]
+            h = (h & p) + (h >> np.uint64(61))  # five terms below 2^61: one fold leaves it below p + 5
+            out[pos + w] = _fmix64((h - p if h >= p else h) ^ mask)
+        return
+    for w in range(count):
+        h = np.uint64(0)
+        for j in range(k):  # k terms below 2^61: no overflow for k ≤ 8
+            h += table[np.int64(cp[w + j]) * k + j]
+        h = (h & p) + (h >> np.uint64(61))
+        h = (h & p) + (h >> np.uint64(61))
+        out[pos + w] = _fmix64((h - p if h >= p else h) ^ mask)
 
 
 @njit(cache=True, nogil=True)
@@ -510,18 +537,24 @@ def _sort_unique(values, lo, hi, spare, counts):
         spare[counts[b]] = values[i]
         counts[b] += 1
     moves, budget = 0, 4 * n + 64
+    top = spare[0]
     for i in range(1, n):
+        # Each value swapped with the one before it without a branch (an eighth are out of order, as often in a
+        # bucket of two, which the processor could not foresee), then moved further back, as it seldom is.
         v = spare[i]
-        if spare[i - 1] <= v:
-            continue  # in order already, as most are: no store
-        j = i - 1
-        while j >= 0 and spare[j] > v:
-            spare[j + 1] = spare[j]
-            j -= 1
-        spare[j + 1] = v
-        moves += i - 1 - j
-        if moves > budget:
-            return -1
+        low = min(top, v)
+        spare[i - 1] = low
+        top = max(top, v)
+        spare[i] = top
+        if i >= 2 and spare[i - 2] > low:
+            j = i - 2
+            while j >= 0 and spare[j] > low:
+                spare[j + 1] = spare[j]
+                j -= 1
+            spare[j + 1] = low
+            moves += i - 2 - j
+            if moves > budget:
+                return -1
     kept = 1
     values[lo] = spare[0]
     for i in range(1, n):  # without a branch: whether a value repeats the last one is a coin toss to the CPU
@@ -548,63 +581,41 @@ def verify_hashes_laid(texts: list[str], policy: Policy, spec: ShingleSpec, key:
 
 
 def _verify_hashes_batch(texts: list[str], policy: Policy, spec: ShingleSpec, key: VerifyKey):
-    """verify_hashes of each text; with the hashes laid out and their offsets when one compiled pass did them
-    all, in the order of the texts."""
+    """verify_hashes of each text; with the hashes laid out and their offsets when the compiled pass did them, in
+    the order of the texts. A text the pass cannot finish is hashed (or sorted) here and put in its place, and the
+    pass goes on after it (main copied every text's hashes to put one in its place)."""
     if spec.kind != "char" or spec.k > 8 or not texts:
         return [verify_hashes(text, policy, spec, key) for text in texts]
     t = foldtable.table_for(policy)
     cp, offsets = _batch(texts)
-    lengths = np.diff(offsets)
-    scratch = np.empty(t.widest * int(lengths.max()) + 64, dtype=np.uint32)
-    spare, counts = np.empty(scratch.shape[0], dtype=np.uint64), np.empty(2 * scratch.shape[0] + 2, dtype=np.int64)
-    room = 2 * cp.shape[0] + 64  # a text rarely folds longer than twice itself
-    ends, ok = np.zeros(len(texts), dtype=np.int64), np.zeros(len(texts), dtype=np.bool_)
-    done = np.zeros(len(texts), dtype=np.bool_)
-    table, mask = _key_table(key.base, spec.k), np.uint64(key.mask)
-    found: list[np.ndarray] = []
+    widest = t.widest * int(np.diff(offsets).max()) + 64
+    scratch = np.empty(widest, dtype=np.uint32)
+    spare, counts = np.empty(widest, dtype=np.uint64), np.empty(2 * widest + 2, dtype=np.int64)
+    out = np.empty(2 * cp.shape[0] + 64, dtype=np.uint64)  # a text rarely folds longer than twice itself
+    ends = np.zeros(len(texts) + 1, dtype=np.int64)
+    table, mask = _key_table(key.base, spec.k).ravel(), np.uint64(key.mask)
     first = 0
-    while first < len(texts):
-        out = np.empty(room, dtype=np.uint64)  # each text's hashes are a view of it: a new one each pass
-        stop = _keyed_chars(cp, offsets, first, t.kind, t.start, t.length, t.ccc, t.pool, t.alnum, t.pairs, t.simple,
-                            spec.k, table, mask, scratch, out, ends, ok, done, spare, counts)
-        if first == 0 and stop == len(texts):  # one pass did them all (as almost always)
-            return _laid_out(texts, out, ends, ok, done, policy, spec, key)
-        pos = 0
-        for d in range(first, stop):
-            if not ok[d]:
-                found.append(verify_hashes(texts[d], policy, spec, key))
-                continue
-            hashes = out[pos : ends[d]]
-            found.append(hashes if done[d] else _sorted_unique(hashes))
-            pos = ends[d]
-        if stop == first:  # this text alone folds longer than `out`: room for its widest fold
-            room = t.widest * int(lengths[first]) + 64
-        first = stop
-    return found
-
-
-def _laid_out(texts, out, ends, ok, done, policy, spec, key) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    """One compiled pass's hashes as verify_hashes_laid returns them: a text it did not finish (one the table
-    cannot normalise, or whose hashes it left unsorted) hashed or sorted here and put in its place, the others
-    left where they are (one such text in a batch no longer copies every other text's hashes)."""
-    starts = np.concatenate((np.zeros(1, dtype=np.int64), ends[:-1]))
-    sizes = ends - starts
-    left = np.flatnonzero(~ok | (~done & (sizes > 0))).tolist()  # a text without shingles is finished
-    if not left:
-        laid, offsets = out[: ends[-1]], np.concatenate((np.zeros(1, dtype=np.int64), ends))
-    else:
-        pieces, at = [], 0
-        for d in left:
-            segment = out[starts[d] : ends[d]]
-            hashes = _sorted_unique(segment) if ok[d] else verify_hashes(texts[d], policy, spec, key)
-            pieces += [out[at : starts[d]], hashes]
-            sizes[d], at = hashes.shape[0], ends[d]
-        pieces.append(out[at : ends[-1]])
-        laid = np.concatenate(pieces)
-        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-    bounds = offsets.tolist()
-    return [laid[a:b] for a, b in zip(bounds, bounds[1:], strict=False)], laid, offsets
+    while True:
+        first, why = _keyed_chars(cp, offsets, first, t.kind, t.start, t.length, t.ccc, t.pool, t.alnum, t.pairs,
+                                  t.simple, spec.k, table, mask, scratch, out, ends, spare, counts)
+        if why == FINISHED:
+            break
+        begin = ends[first]
+        if why == NO_ROOM:
+            out = np.concatenate((out[:begin], np.empty(out.shape[0] + widest, dtype=np.uint64)))
+            continue
+        hashes = verify_hashes(texts[first], policy, spec, key) if why == TO_POLICY else _sorted_unique(
+            out[begin : ends[first + 1]])
+        if begin + hashes.shape[0] > out.shape[0]:
+            out = np.concatenate((out[:begin], np.empty(out.shape[0] + hashes.shape[0], dtype=np.uint64)))
+        out[begin : begin + hashes.shape[0]] = hashes
+        ends[first + 1] = begin + hashes.shape[0]
+        first += 1
+    # Copied out, and `out` freed here: kept as the hashes' buffer, or made smaller, it left glibc's thresholds
+    # such that the token kernels' fresh arrays faulted their pages in each window (5 µs a candidate, more than
+    # the copy's 1; bench/HISTORY.md).
+    laid, bounds = out[: ends[-1]].copy(), ends.tolist()
+    return [laid[a:b] for a, b in zip(bounds, bounds[1:], strict=False)], laid, ends
 
 
 @njit(cache=True, nogil=True)
