@@ -208,6 +208,18 @@ def test_a_shortcut_is_named_by_both_letters_of_its_key_on_a_persian_keyboard():
     assert keycap("k", "zh-hans") == keycap("k", "en") == keycap("Enter", "fa") == ""
 
 
+@pytest.mark.parametrize("path", sorted(Path("locale").glob("*/LC_MESSAGES/django.po")))
+def test_a_preset_reason_is_translated_by_words_of_its_own(path):
+    # A preset reason is recorded in judgements (insert-only, signed): a translation borrowed from another
+    # message by a fuzzy match ("the same content bytes") would be a false reason on every decision.
+    from review.models import PRESET_REASONS
+
+    entries = [e for e in polib.pofile(str(path)) if e.msgstr]
+    for preset in filter(None, PRESET_REASONS.values()):
+        (entry,) = [e for e in entries if e.msgid == preset and not e.msgctxt]
+        assert [e.msgid for e in entries if e.msgstr == entry.msgstr] == [preset], (path, preset)
+
+
 @pytest.mark.django_db
 def test_a_review_sheet_is_the_same_bytes_in_every_interface_language(reviewed, admin_user, settings):
     settings.JALALI_DATES = True  # the most a language can change in what the interface shows

@@ -422,8 +422,9 @@ def _recorded(request, form_class, pk: int, perm: str, record) -> Response:
 @idempotent
 def judgements(request, pk):
     """Record your judgement (insert-only: an earlier one of yours stays; this one becomes current). Without
-    a reason, the corpus's preset reason for the verdict is recorded. 403 while your password is one someone
-    else chose; 409 when the pair needs no more reviewers or was settled by arbitration."""
+    a reason, the corpus's preset reason for the verdict is recorded (a default preset in the request's
+    language, Accept-Language: English without one). 403 while your password is one someone else chose; 409
+    when the pair needs no more reviewers or was settled by arbitration."""
     return _recorded(request, JudgementForm, pk, REVIEW, lambda pair, data: services.judgement_record(
         pair=pair, reviewer=request.user, **data))
 
