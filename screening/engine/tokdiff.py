@@ -578,23 +578,30 @@ def _gaps(a, b):
 
 
 @njit(cache=True, nogil=True)
-def _occurs(needle, hay, keys, head, after, core, size, hay_diff):
-    """Whether the sequence `needle` occurs contiguously in `hay` (indexed by _index) with a token of its core
-    (needle[core:core + size]) inside a differing stretch of `hay` (`hay_diff`): an occurrence that stayed in
-    place is the same words written again, not these moved there."""
+def _moved_at(needle, hay, s, core, size, hay_diff):
+    """Whether `needle` occurs at hay[s:] (needle[0] there already) with a token of its core (needle[core:core +
+    size]) inside a differing stretch of `hay` (`hay_diff`): an occurrence that stayed in place is the same words
+    written again, not these moved there."""
     k = needle.shape[0]
+    if s + k > hay.shape[0]:
+        return False
+    for t in range(1, k):
+        if hay[s + t] != needle[t]:
+            return False
+    for t in range(s + core, s + core + size):
+        if hay_diff[t]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _occurs(needle, hay, keys, head, after, core, size, hay_diff):
+    """Whether the sequence `needle` occurs contiguously in `hay` (indexed by _index) as _moved_at says, at any
+    of the places its first token holds."""
     s = _first(keys, head, needle[0])
     while s >= 0:
-        if s + k <= hay.shape[0]:
-            ok = True
-            for t in range(1, k):
-                if hay[s + t] != needle[t]:
-                    ok = False
-                    break
-            if ok:
-                for t in range(s + core, s + core + size):
-                    if hay_diff[t]:
-                        return True
+        if _moved_at(needle, hay, s, core, size, hay_diff):
+            return True
         s = after[s]
     return False
 
@@ -602,19 +609,10 @@ def _occurs(needle, hay, keys, head, after, core, size, hay_diff):
 @njit(cache=True, nogil=True)
 def _occurs_scanned(needle, hay, core, size, hay_diff):
     """_occurs by reading `hay` through: for a pair with a few small stretches, cheaper than indexing it."""
-    k, first = needle.shape[0], needle[0]
-    for s in range(hay.shape[0] - k + 1):
-        if hay[s] != first:
-            continue
-        ok = True
-        for t in range(1, k):
-            if hay[s + t] != needle[t]:
-                ok = False
-                break
-        if ok:
-            for t in range(s + core, s + core + size):
-                if hay_diff[t]:
-                    return True
+    first = needle[0]
+    for s in range(hay.shape[0] - needle.shape[0] + 1):
+        if hay[s] == first and _moved_at(needle, hay, s, core, size, hay_diff):
+            return True
     return False
 
 
