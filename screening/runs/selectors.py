@@ -40,8 +40,8 @@ def pair_rows(run: ScreeningRun) -> Iterator[list[str]]:
                json.dumps(found, ensure_ascii=False, separators=(",", ":")) if found else "", left_reads, right_reads]
 
 
-def _shown(number: float) -> str:
-    """A parameter of the run (0.3, 0.7) in the interface language's digits."""
+def _shown(number) -> str:
+    """A parameter of the run (0.3, 0.7), or a figure written out (50%), in the interface language's digits."""
     return local_digits(str(number), get_language() or "")
 
 
@@ -144,7 +144,7 @@ def _language_rows(e: evidence.Evidence, detections) -> list[tuple[str, str, boo
 
 
 def _share(value) -> str:
-    return "—" if value is None else local_digits(f"{value:.0%}", get_language() or "")
+    return "—" if value is None else _shown(f"{value:.0%}")
 
 
 def _located_rows(e: evidence.Evidence) -> list[tuple[str, str, bool]]:
