@@ -51,15 +51,16 @@ def test_a_saved_verdict_is_named_in_the_editors_language_in_the_message(import_
     assert "ادغام مدخل" in page and "merge-entry برای" not in page
 
 
-def test_a_revision_signal_among_the_reasons_points_from_left_to_right_in_a_right_to_left_page():
+def test_a_revision_signal_among_the_reasons_isolates_each_value_beside_a_turning_arrow():
     from django.utils import translation
 
     from screening.runs.reasons import shown_reason
 
+    drawn = '<bdi>12 V</bdi> <span class="arrow">→</span> <bdi>15 &lt;V&gt;</bdi>'
     with translation.override("fa"):
-        assert shown_reason("number 12 V → 15 V") == "عدد 12 V ← 15 V"
+        assert shown_reason("number 12 V → 15 <V>") == f"عدد {drawn}"  # site.css turns the arrow round
     with translation.override("zh-hans"):
-        assert shown_reason("number 12 V → 15 V") == "数字 12 V → 15 V"
+        assert shown_reason("number 12 V → 15 <V>") == f"数字 {drawn}"
 
 
 @pytest.mark.django_db
