@@ -13,7 +13,7 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.datastructures import MultiValueDict
 from django.utils.functional import SimpleLazyObject
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import get_language, gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
@@ -57,9 +57,10 @@ FILTER_FIELDS = frozenset(QueueFilterForm.base_fields)
 
 
 @lru_cache(maxsize=1024)
-def _cleaned_filters(blind: bool, given: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[dict, tuple]:
+def _cleaned_filters(blind: bool, given: tuple[tuple[str, tuple[str, ...]], ...], language: str) -> tuple[dict, tuple]:
     """The filter form's cleaned values and its errors for these query parameters: the same answer for the
-    same parameters, so worked out once (building and cleaning the twelve-field form on every page was dear)."""
+    same parameters, so worked out once (building and cleaning the twelve-field form on every page was dear).
+    `language` keys it too: the errors are in the request's language."""
     form = QueueFilterForm(MultiValueDict(dict(given)), blind=blind)
     form.is_valid()
     return form.cleaned_data, tuple((name, " ".join(errors)) for name, errors in form.errors.items())
@@ -71,7 +72,7 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
     The form comes back unbuilt (lazy): only the queue page's filter form, when not kept, draws it."""
     blind = not selectors.sees_all(request.user)
     cleaned, errors = _cleaned_filters(blind, tuple(sorted(
-        (k, tuple(v)) for k, v in request.GET.lists() if k in FILTER_FIELDS)))
+        (k, tuple(v)) for k, v in request.GET.lists() if k in FILTER_FIELDS)), get_language())
     for name, message in errors:
         messages.warning(request, gettext("Ignored {name}={value}: {message}").format(
             name=name, value=repr(request.GET.get(name, "")[:40]), message=message))
