@@ -11,7 +11,7 @@ from django.utils import translation
 from jinja2 import Environment, pass_context
 from jinja2.environment import TemplateModule
 
-from dedup_site.templatetags.dates import digits, layout, shown_date
+from dedup_site.templatetags.dates import bdi, collected, digits, layout, shown_date
 
 
 def environment(**options) -> Environment:
@@ -23,7 +23,9 @@ def environment(**options) -> Environment:
     # partials' messages itself, since makemessages does not read Jinja2.
     env.install_gettext_callables(translation.gettext, translation.ngettext, newstyle=True)
     env.filters.update({name: _per_request(f) for name, f in (
-        ("floatformat", floatformat), ("when", shown_date), ("digits", digits), ("layout", layout))})
+        ("floatformat", floatformat), ("when", shown_date), ("digits", digits), ("layout", layout),
+        ("collected", collected))})
+    env.filters["bdi"] = bdi
     return env
 
 

@@ -20,7 +20,7 @@ from dedup_site import accounts, background
 from dedup_site.http import id_param
 from dedup_site.links import link
 from dedup_site.messages import form_errors
-from dedup_site.numerals import LocalCount
+from dedup_site.numerals import LocalCount, local_digits
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
 from review import decisions, selectors, services
@@ -537,6 +537,20 @@ def _cluster_hold(request, run: ScreeningRun, number: int) -> None:
             held=held, number=number, minutes=settings.DEDUP_LEASE_SECONDS // 60))
 
 
+def _shown_filters(request) -> list[tuple[str, str]]:
+    """The queue filters a bulk decision covers, as the filter form names them: (label, value shown)."""
+    form = QueueFilterForm(blind=not selectors.sees_all(request.user))
+    shown = []
+    for key, value in request.GET.items():
+        if key not in FILTER_KEYS:
+            continue
+        field = form.fields.get(key)
+        choices = {str(k): str(v) for k, v in getattr(field, "choices", ())}
+        shown.append((str(field.label) if field else key,
+                      choices.get(value) or local_digits(value, get_language() or "")))
+    return shown
+
+
 @require_GET
 @permission_required(REVIEW)
 def bulk_preview(request):
@@ -552,7 +566,7 @@ def bulk_preview(request):
         return redirect(_with(link("review:queue"), carried))
     return render(request, "review/bulk_preview.html", {
         "plan": plan, "verdict": verdict, "carried": carried, "count": len(plan.rows),
-        "rows": plan.rows[:50], "filters": [(k, v) for k, v in request.GET.items() if k in FILTER_KEYS],
+        "rows": plan.rows[:50], "filters": _shown_filters(request),
         "reason": selectors.preset_reasons_of(run.corpus_id).get(verdict, ""),
         "skipped": [(gettext(why), len(ids)) for why, ids in plan.skipped.items()],
     })

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import polib
 
-CODE = "qps"  # Microsoft's name for a pseudo-locale; no real language has it
+CODE = "en-xa"  # a pseudo-locale's tag (Android's): valid BCP 47, and no real language's
+FOLDER = "en_XA"
 OPEN, CLOSE = "⟦", "⟧"
 ROOT = Path(__file__).resolve().parent.parent
 _KEEP = re.compile(r"%\(\w+\)[sdif]|%[sdif]|\{[^{}]*\}|<[^>]*>|&\w+;|&#\d+;")
@@ -42,7 +43,7 @@ def build(folder: Path) -> Path:
                                          msgstr_plural={0: pseudo(entry.msgid), 1: pseudo(entry.msgid_plural)}))
         else:
             catalog.append(polib.POEntry(msgid=entry.msgid, msgctxt=entry.msgctxt, msgstr=pseudo(entry.msgid)))
-    target = folder / CODE / "LC_MESSAGES"
+    target = folder / FOLDER / "LC_MESSAGES"
     target.mkdir(parents=True, exist_ok=True)
     catalog.save_as_mofile(str(target / "django.mo"))
     return folder

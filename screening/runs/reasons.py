@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext, gettext_noop, ngettext
 
@@ -99,9 +99,10 @@ def shown_reason(text: str) -> str:
             return signal_html(gettext(_SIGNALS[match[1]]), match[2], match[3])
     for pattern, message in _PATTERNS:
         if match := pattern.fullmatch(text):
-            # The numbers in the language's digits; language tags (a, b) as written.
-            return gettext(message).format(**{name: _digits(value) if name in ("share", "j") else value
-                                              for name, value in match.groupdict().items()})
+            # The numbers in the language's digits; language tags (a, b) as written, isolated.
+            return format_html(conditional_escape(gettext(message)), **{
+                name: _digits(value) if name in ("share", "j") else format_html("<bdi>{}</bdi>", value)
+                for name, value in match.groupdict().items()})
     return text
 
 
