@@ -327,7 +327,7 @@ def arbitrate(request, pk):
         "status_label": selectors.status_label(pair.status),
         "self_allowed": own and services.self_arbitration_allowed(pair.run.corpus_id),
         "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),
-        "arbitrations": pair.arbitrations.select_related("arbiter"),
+        "arbitrations": pair.arbitrations.select_related("arbiter"), "reason_shown": selectors.reason_shown,
     })
     return render(request, "review/arbitrate.html", context)
 

@@ -154,3 +154,22 @@ def test_every_fixed_reason_the_rules_write_is_shown_in_the_editors_language(lan
     assert "it stands in quotation marks" in fixed and len(fixed) >= 8
     with translation.override(lang):
         assert all(reasons.shown_reason(text) != text for text in fixed)
+
+
+@pytest.mark.django_db
+def test_an_arbiter_reads_a_default_preset_in_their_language_with_the_reviewers_words_on_hover(
+        import_records, editor, editor2, arbiter):
+    from django.utils import translation
+
+    from review.models import PRESET_REASONS
+
+    pair = CandidatePair.objects.get(run=copies_run(import_records, 1, reviews_required=2))
+    with translation.override("fa"):
+        persian = translation.gettext(PRESET_REASONS["merge-entry"])
+    services.judgement_record(pair=pair, reviewer=editor, verdict="merge-entry", reason=persian)
+    services.judgement_record(pair=pair, reviewer=editor2, verdict="keep-both", reason="my own words")
+    client = Client(headers={"accept-language": "en"})
+    client.force_login(arbiter)
+    page = client.get(reverse("review:arbitrate", args=[pair.pk])).content.decode()
+    assert f'<bdi title="{persian}">{PRESET_REASONS["merge-entry"]}</bdi>' in page
+    assert "<bdi>my own words</bdi>" in page

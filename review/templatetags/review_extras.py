@@ -8,6 +8,7 @@ from django.utils.translation import gettext
 from dedup_site.jinja import partial
 from dedup_site.links import link
 from dedup_site.templatetags.dates import shown_date
+from review import selectors
 from review.forms import SheetForm
 from screening.sides import retained_names, sides
 
@@ -17,6 +18,12 @@ register = template.Library()
 @register.filter
 def get_item(mapping, key):
     return mapping.get(key, "")
+
+
+@register.filter
+def reason_shown(reason, verdict):
+    """A judgement's reason as the reader reads it (review.selectors.reason_shown)."""
+    return selectors.reason_shown(reason, verdict)
 
 
 @register.filter
