@@ -13,14 +13,14 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.datastructures import MultiValueDict
 from django.utils.functional import SimpleLazyObject
-from django.utils.translation import get_language, gettext, ngettext
+from django.utils.translation import get_language, gettext, gettext_noop, ngettext, pgettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
 from dedup_site.http import id_param
 from dedup_site.links import link
 from dedup_site.messages import form_errors
-from dedup_site.numerals import LocalCount, local_digits
+from dedup_site.numerals import LocalCount, isolated, local_digits
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
 from review import decisions, selectors, services
@@ -54,6 +54,8 @@ def _with(url: str, query: str) -> str:
 
 
 FILTER_FIELDS = frozenset(QueueFilterForm.base_fields)
+# A cluster or bulk decision as the undo message names it.
+ACTION_KINDS = {"cluster": gettext_noop("cluster"), "bulk": gettext_noop("bulk")}
 
 
 @lru_cache(maxsize=1024)
@@ -212,7 +214,7 @@ def undo(request):
         messages.success(request, ngettext(
             "Withdrew your {kind} decision #{pk}: {n} judgement withdrawn (every record is kept).",
             "Withdrew your {kind} decision #{pk}: {n} judgements withdrawn (every record is kept).",
-            withdrawal.judgements).format(kind=undone.kind, pk=LocalCount(undone.pk),
+            withdrawal.judgements).format(kind=gettext(ACTION_KINDS[undone.kind]), pk=LocalCount(undone.pk),
                                           n=LocalCount(withdrawal.judgements)))
         if undone.kind == ReviewAction.Kind.CLUSTER:
             return redirect("review:cluster", run_id=undone.run_id, number=undone.cluster)
@@ -358,7 +360,8 @@ def labels_from_verdicts(request, pk):
         return redirect(run)
     messages.success(request, ngettext(
         "Label set {name}: {size} settled pair.", "Label set {name}: {size} settled pairs.",
-                                       label_set.size).format(name=label_set.name, size=LocalCount(label_set.size)))
+                                       label_set.size).format(name=isolated(label_set.name),
+                                                              size=LocalCount(label_set.size)))
     return redirect(f"{link('screening:evaluation', run.pk)}?labels={label_set.pk}")
 
 
@@ -486,12 +489,13 @@ def cluster_decide(request, run_id, number):
     except services.ReviewRefused as error:
         messages.error(request, gettext("Not recorded: {error}").format(error=error))
         return redirect("review:cluster", run_id=run.pk, number=number)
-    counts = ", ".join(f"{n} {v}" for v, n in sorted(_verdict_counts(action).items()))
+    counts = pgettext("between the items of a short list", ", ").join(
+        f"{LocalCount(n)} {gettext(Verdict(v).label)}" for v, n in sorted(_verdict_counts(action).items()))
     messages.success(request, ngettext("Cluster {number}: {n} judgement recorded ({counts}), keeping {keeper}.",
                                        "Cluster {number}: {n} judgements recorded ({counts}), keeping {keeper}.",
                                        action.judgements).format(
         number=LocalCount(number), n=LocalCount(action.judgements), counts=counts,
-        keeper=action.selection["keeper_doc_id"]))
+        keeper=isolated(action.selection["keeper_doc_id"])))
     return redirect(f"{link('review:cluster_next', run.pk)}?after={number}")
 
 
@@ -530,11 +534,12 @@ def _cluster_hold(request, run: ScreeningRun, number: int) -> None:
     if refusal:
         messages.warning(request, gettext(
             "Holding {held} of the {wanted} pairs of cluster {number} you may judge: {refusal}.").format(
-            held=held, wanted=wanted, number=number, refusal=refusal))
+            held=LocalCount(held), wanted=LocalCount(wanted), number=LocalCount(number), refusal=refusal))
     elif wanted:
-        messages.info(request, gettext(
-            "Holding the {held} pairs of cluster {number} you may judge for you ({minutes} minutes).").format(
-            held=held, number=number, minutes=settings.DEDUP_LEASE_SECONDS // 60))
+        messages.info(request, ngettext(
+            "Holding the {held} pair of cluster {number} you may judge for you ({minutes} minutes).",
+            "Holding the {held} pairs of cluster {number} you may judge for you ({minutes} minutes).", held).format(
+            held=LocalCount(held), number=LocalCount(number), minutes=LocalCount(settings.DEDUP_LEASE_SECONDS // 60)))
 
 
 def _shown_filters(request) -> list[tuple[str, str]]:
@@ -586,7 +591,9 @@ def bulk_confirm(request):
     except services.ReviewRefused as error:
         messages.error(request, gettext("Not recorded: {error}").format(error=error))
         return redirect(f"{link('review:bulk_preview')}?{carried}&verdict={verdict}")
-    messages.success(request, gettext(
-        "Bulk decision #{pk}: {n} judgements recorded as {verdict} (u, or Undo, withdraws them "
-                                      "all).").format(pk=action.pk, n=action.judgements, verdict=verdict))
+    messages.success(request, ngettext(
+        "Bulk decision #{pk}: {n} judgement recorded as {verdict} (u, or Undo, withdraws it).",
+        "Bulk decision #{pk}: {n} judgements recorded as {verdict} (u, or Undo, withdraws them all).",
+        action.judgements).format(pk=LocalCount(action.pk), n=LocalCount(action.judgements),
+                                  verdict=gettext(Verdict(verdict).label)))
     return redirect(f"{link('review:queue')}?{carried}")

@@ -173,3 +173,48 @@ def test_an_arbiter_reads_a_default_preset_in_their_language_with_the_reviewers_
     page = client.get(reverse("review:arbitrate", args=[pair.pk])).content.decode()
     assert f'<bdi title="{persian}">{PRESET_REASONS["merge-entry"]}</bdi>' in page
     assert "<bdi>my own words</bdi>" in page
+
+
+def test_a_negative_figure_keeps_its_minus_before_its_digits_in_persian():
+    from dedup_site.numerals import local_digits
+
+    assert local_digits("-0.250", "fa") == "\u2066-۰٫۲۵۰\u2069"  # isolated left to right: −0.250, never 0.250−
+    assert local_digits("0.250", "fa") == "۰٫۲۵۰" and local_digits("-0.250", "en") == "-0.250"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("language", "shown"), [("fa", "۲۰۲۳-۰۸-۱۴ ۲۰:۲۱"), ("en", "2023-08-14 20:21")])
+def test_when_a_document_was_collected_reads_as_a_date_in_the_pages_language(import_records, editor, language,
+                                                                          shown):
+    import_records("dated", [{"doc_id": d, "language": "en", "collected_at": "2023-08-14T20:21:05Z",
+                              "body": "the same words of a guide to the sensor " * 6} for d in ("a", "b")])
+    from tests.factories import completed_run
+
+    pair = CandidatePair.objects.get(run=completed_run("dated"))
+    client = Client(headers={"accept-language": language})
+    client.force_login(editor)
+    page = client.get(reverse("review:pair", args=[pair.pk])).content.decode()
+    assert shown in page and "2023-08-14T20:21" not in page
+    document = client.get(reverse("screening:document_detail", args=[pair.left_id])).content.decode()
+    assert shown in document and "T20:21" not in document
+
+
+@pytest.mark.django_db
+def test_a_bulk_and_a_cluster_decision_are_told_in_the_editors_words_and_digits(import_records, editor):
+    from tests.factories import imported_run
+    from tests.test_cluster_review import cluster_of, doc, family_records
+
+    run = imported_run(import_records, "fam", family_records([3, 2]), near=True)
+    client = Client(headers={"accept-language": "fa"})
+    client.force_login(editor)
+    number = cluster_of(run, "f0-m0")
+    page = client.post(reverse("review:cluster_decide", args=[run.pk, number]),
+                       {"keeper": doc(run, "f0-m0"), "verdict": "merge-entry", "reason": "یکی"}, follow=True)
+    told = re.sub("\u2068[^\u2069]*\u2069", "", " ".join(str(m) for m in page.context["messages"]))  # ids apart
+    assert "ادغام مدخل" in told and "merge-entry" not in told and not re.search(r"[0-9]", told), told
+    preview = client.get(reverse("review:bulk_preview"), {"run": run.pk, "verdict": "keep-both"})
+    token = preview.context["plan"].token
+    page = client.post(f"{reverse('review:bulk_confirm')}?run={run.pk}",
+                       {"verdict": "keep-both", "token": token, "reason": "دو سند"}, follow=True)
+    told = re.sub("\u2068[^\u2069]*\u2069", "", " ".join(str(m) for m in page.context["messages"]))
+    assert "نگه‌داشتن هر دو" in told and "keep-both" not in told and not re.search(r"[0-9]", told), told
