@@ -151,10 +151,11 @@ def cluster_plan(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, verd
             "cluster": cluster})
     if keeper in splits:
         raise ReviewRefused(gettext("the retained version cannot be split off its own family"))
-    if verdict not in [v.value for v in Verdict] or any(v not in SPLIT_VERDICTS for v in splits.values()):
+    # A family is decided, not sent on: arbitration is asked pair by pair (as bulk refuses it too).
+    if verdict not in FINAL_VERDICTS or any(v not in SPLIT_VERDICTS for v in splits.values()):
         raise ReviewRefused(gettext(
             "a family's verdict is one of %(verdicts)s; a member split off is one of %(splits)s") % {
-            "verdicts": ", ".join(v.value for v in Verdict), "splits": ", ".join(v.value for v in SPLIT_VERDICTS)})
+            "verdicts": ", ".join(FINAL_VERDICTS), "splits": ", ".join(SPLIT_VERDICTS)})
     plan = Plan()
     for p in _judgeable(pairs, reviewer, plan):
         a, b = splits.get(p.left_id), splits.get(p.right_id)
@@ -173,7 +174,7 @@ def cluster_decide(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, ve
                    splits: dict[int, str] | None = None) -> ReviewAction:
     """Record the cluster's decision: one judgement per pair of the plan, all or none."""
     splits = splits or {}
-    _, reason = _clean(verdict, reason, "", list(Verdict))
+    _, reason = _clean(verdict, reason, "", FINAL_VERDICTS)
     plan = cluster_plan(run=run, cluster=cluster, reviewer=reviewer, keeper=keeper, verdict=verdict, splits=splits)
     docs = dict(Document.objects.filter(pk__in=[keeper, *splits]).values_list("pk", "doc_id"))
     selection = {"keeper": keeper, "keeper_doc_id": docs[keeper],
@@ -268,7 +269,7 @@ def bulk_plan(*, flt: selectors.QueueFilter, reviewer, verdict: str) -> Plan:
 def bulk_decide(*, flt: selectors.QueueFilter, reviewer, verdict: str, reason: str, token: str,
                 filters: dict) -> ReviewAction:
     """Record the previewed set: refused when the set changed since the preview (`token`)."""
-    _, reason = _clean(verdict, reason, "", list(Verdict))
+    _, reason = _clean(verdict, reason, "", FINAL_VERDICTS)
     plan = bulk_plan(flt=flt, reviewer=reviewer, verdict=verdict)
     if plan.token != token:
         raise ReviewRefused(gettext(

@@ -134,6 +134,23 @@ class Arbitration(InsertOnly):
         return f"{self.arbiter} settled pair {self.pair_id}: {self.verdict}"
 
 
+class Referral(InsertOnly):
+    """A pair sent to arbitration by its cluster's settled verdicts (A=B, B=C, yet A≠C): once sent, only an
+    arbiter settles it, whatever its reviewers record afterwards (review.services._derive). Never updated or
+    deleted (DB_GUARDS): the pair's state is derived from it as from its judgements."""
+
+    pair = models.ForeignKey(CandidatePair, on_delete=models.PROTECT, related_name="referrals")
+    reason = models.CharField(max_length=300)  # the pair's flag, as the cluster check wrote it
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["pair", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id} sent to arbitration: {self.reason}"
+
+
 class ReviewPolicy(models.Model):
     """How a corpus is reviewed, set by its admins. A corpus without a row takes the defaults."""
 
@@ -247,6 +264,7 @@ DB_GUARDS = [
     Guard("review_judgement"),
     Guard("review_reviewaction"),
     Guard("review_arbitration"),
+    Guard("review_referral"),
     Guard("review_reviewersignature"),
     Guard("review_sheetexport", rule="fixed once complete", frozen_when="OLD.status = 'complete'"),
     # Derived from the records above, by review.services alone (review 0010): a pair's review state (stored on
