@@ -31,6 +31,9 @@ class _OneRuleUsername:
 
     def clean_username(self):
         username = self.cleaned_data.get("username")
+        if self.instance.pk and username == type(self.instance).objects.filter(pk=self.instance.pk).values_list(
+                "username", flat=True).first():
+            return username  # the name it has (one given before this rule keeps it while other fields change)
         problem = accounts.username_problem(username, other_than=self.instance if self.instance.pk else None)
         if username and problem:
             raise ValidationError(problem, code="invalid")

@@ -218,3 +218,18 @@ def test_upgrading_names_corpus_twins_and_changes_nothing():
     finally:
         call_command("migrate", verbosity=0)
     assert sorted(Corpus.objects.values_list("name", flat=True)) == ["EVALC-2", "evalc", "solo"]
+
+
+@pytest.mark.django_db
+def test_a_name_given_before_the_rule_stays_while_django_admin_changes_other_fields(root):
+    from dedup_site import guards
+    from dedup_site.models import USERNAME_WRITER, UsernameKey
+
+    kim = reviewer("kim")
+    with guards.writing(USERNAME_WRITER):  # as dedup_site 0006 keyed the names an older release took
+        UsernameKey.objects.create(username="kim\u1160", canonical="kim\u1160")
+    type(kim).objects.filter(pk=kim.pk).update(username="kim\u1160")
+    kim.refresh_from_db()
+    response = _admin_rename(root, kim, "kim\u1160")
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert "cannot be seen" in _admin_rename(root, kim, "kim\u1160\u1160").content.decode()
