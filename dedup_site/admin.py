@@ -25,24 +25,35 @@ User = get_user_model()
 admin.site.unregister(User)
 
 
-class _CaseFreeUsername:
-    """User names are told apart without case on every path (a database index holds it too: dedup_site 0002),
-    so that the dashboard and the sheets never name two people alike."""
+class _OneRuleUsername:
+    """User names follow one rule on every path (dedup_site.accounts.username_problem; the database holds their
+    canonical forms unique: UsernameKey), so that the dashboard and the sheets never name two people alike."""
 
     def clean_username(self):
         username = self.cleaned_data.get("username")
-        if username and accounts.username_taken(username, other_than=self.instance if self.instance.pk else None):
-            raise ValidationError(f"the user name {username!r} is taken (user names are told apart without case)",
-                                  code="unique")
+        if self.instance.pk and username == type(self.instance).objects.filter(pk=self.instance.pk).values_list(
+                "username", flat=True).first():
+            return username  # the name it has (one given before this rule keeps it while other fields change)
+        problem = accounts.username_problem(username, other_than=self.instance if self.instance.pk else None)
+        if username and problem:
+            raise ValidationError(problem, code="invalid")
         return username
 
 
-class RenameForm(_CaseFreeUsername, UserChangeForm):
+class RenameForm(_OneRuleUsername, UserChangeForm):
     pass
 
 
-class AddForm(_CaseFreeUsername, AdminUserCreationForm):
+class AddForm(_OneRuleUsername, AdminUserCreationForm):
     pass
+
+
+def _password_chosen_by_other(user) -> bool:
+    try:
+        accounts.refuse_foreign_actor(user)
+    except accounts.AccountRefused:
+        return True
+    return False
 
 
 @admin.register(User)
@@ -71,8 +82,14 @@ class RoleSafeUserAdmin(UserAdmin):
             locked += list(self.PRIVILEGES)
         return locked
 
+    def has_add_permission(self, request):
+        # Whoever chose this admin's password could be the one at the keyboard (accounts.refuse_foreign_actor).
+        return not _password_chosen_by_other(request.user) and super().has_add_permission(request)
+
     def has_change_permission(self, request, obj=None):
         if obj is not None and obj.pk != request.user.pk and not accounts.may_manage(request.user, obj):
+            return False
+        if _password_chosen_by_other(request.user):
             return False
         return super().has_change_permission(request, obj)
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.hashers import check_password
 from django.contrib.auth.models import Permission
 from django.db.models import Exists, OuterRef, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Concat
 
+from dedup_site import guards
 from dedup_site.models import PasswordChosenByOther
 from dedup_site.prepared import Prepared
 
@@ -58,8 +60,36 @@ def keep_read(user, own: str | None, grouped: str | None, foreign: bool) -> None
         user._perm_cache = {name for names in (own, grouped) if names for name in names.split(",")}
 
 
+def password_matches(user, raw_password: str) -> bool:
+    """user.check_password, whose re-hash (the hasher's parameters changed since the password was set) declares
+    itself to the database: the same password hashed anew is not a new one, so it is not marked as chosen by
+    someone else (guards.password_marks). Declared only here, after the password was verified: any other write
+    of a hash is marked. A page or service that checks a password goes through this."""
+
+    def rehash(raw: str) -> None:
+        with guards.writing(guards.REHASH_WRITER):
+            user.set_password(raw)
+            user._password = None  # as Django's own setter: not a change of password
+            user.save(update_fields=["password"])
+
+    return check_password(raw_password, user.password, rehash)
+
+
 class RoleBackend(ModelBackend):
     """Superusers and inactive users are treated exactly as ModelBackend treats them."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        """ModelBackend.authenticate, with the password checked by password_matches."""
+        User = get_user_model()
+        username = kwargs.get(User.USERNAME_FIELD) if username is None else username
+        if username is None or password is None:
+            return None
+        try:
+            user = User._default_manager.get_by_natural_key(username)
+        except User.DoesNotExist:
+            User().set_password(password)  # as ModelBackend: a hash's time whether or not the name exists
+            return None
+        return user if password_matches(user, password) and self.user_can_authenticate(user) else None
 
     def get_user(self, user_id):
         try:

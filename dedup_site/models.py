@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from dedup_site.guards import WriterGuard
+
 
 class PasswordChosenByOther(models.Model):
     """The account's password was not set by its owner through their own Password page: an admin created the
@@ -20,11 +22,33 @@ class PasswordChosenByOther(models.Model):
 
 class OwnPassword(models.Model):
     """The hash of the last password the owner set themselves. It survives a reset by someone else, so that
-    the owner (who knows it, unlike whoever reset it) can prove who they are when they replace the reset one."""
+    the owner (who knows it, unlike whoever reset it) can prove who they are when they replace the reset one.
+    `proven_by`: the issuer of the one-time code that made a password theirs, kept while the owner changes it
+    with their own (their earlier own password, or none needed), so that a later code from this account can be
+    traced (dedup_site.accounts.might_act_as); null when the proof came from the server (its `password_code`
+    command, or `bootstrap` for the site's first admin)."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     encoded = models.CharField(max_length=256)
     set_at = models.DateTimeField(auto_now=True)
+    proven_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                  related_name="+")
+
+
+USERNAME_WRITER = "dedup_site.usernames"  # the one writer of UsernameKey rows (DB_GUARDS)
+
+
+class UsernameKey(models.Model):
+    """Each user name and its canonical form (dedup_site.names: NFKC, casefold), unique: two accounts whose names
+    differ only by case, width or composition cannot both exist. Python computes the form (SQLite's lower()
+    folds ASCII only); the database holds the rest: a user row is refused unless its name has a key row
+    (triggers from dedup_site.guards.sync, on every path: the ORM, QuerySet.update, SQL), and only
+    dedup_site.accounts writes key rows (DB_GUARDS). Keyed by name, not by user, so the key exists before the
+    user row that needs it; a key whose name no account holds any longer is removed when its form is next
+    asked for."""
+
+    username = models.CharField(max_length=150, unique=True)
+    canonical = models.CharField(max_length=600, unique=True)  # NFKC may lengthen a name
 
 
 class PasswordCode(models.Model):
@@ -79,3 +103,6 @@ class IdempotentResponse(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="unique_idempotency_key_per_user")]
+
+
+DB_GUARDS = [WriterGuard("dedup_site_usernamekey", writer=USERNAME_WRITER)]

@@ -14,7 +14,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
+from dedup_site import accounts
 from dedup_site.auth import chosen_by_other, keep_read, names_of
 from dedup_site.models import ApiToken
 from dedup_site.prepared import Prepared
@@ -55,6 +57,10 @@ def token_create(*, user, name: str, days: int | None = None) -> tuple[ApiToken,
         raise TokenRefused(f"a token is good for 0 (no expiry) to {MAX_DAYS} days, not {days}")
     if not user.is_active:
         raise TokenRefused(f"{user.get_username()} is deactivated")
+    if accounts.chosen_by_other(user) is not None:  # a token made now could be its chooser's, and would
+        # outlive the owner's own new password
+        raise TokenRefused(gettext("your password was chosen by someone else: set your own (Password, at the top "
+                                   "of the page) before you make a token, so that only you hold one"))
     key = secrets.token_hex(8)
     text = f"{PREFIX}_{key}.{secrets.token_urlsafe(24)}"
     token = ApiToken.objects.create(user=user, name=name, key=key, digest=_digest(text),

@@ -6,7 +6,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, update_session_auth_hash
-from django.contrib.auth.forms import PasswordChangeForm
+from django.contrib.auth.forms import PasswordChangeForm, UsernameField
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.utils.translation import gettext
@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, tokens
+from dedup_site.auth import password_matches
 from dedup_site.messages import form_errors
 from dedup_site.roles import permission_required
 
@@ -21,7 +22,7 @@ MANAGE = "auth.change_user"
 
 
 class CreateForm(forms.Form):
-    username = forms.CharField(max_length=150)
+    username = UsernameField(max_length=150)  # normalised (NFKC) as Django's own forms do; the rule: accounts
     full_name = forms.CharField(max_length=300, required=False, label=_("Full name"))
     role = forms.ChoiceField(choices=[])
     password = forms.CharField(widget=forms.PasswordInput, help_text=_("at least 10 characters, not a common one"))
@@ -127,6 +128,13 @@ class OwnPasswordForm(PasswordChangeForm):
     code = forms.CharField(required=False, max_length=40, label=_("Confirmation code"),
                            widget=forms.TextInput(attrs={"autocomplete": "off"}),
                            help_text=_("from an admin other than the one who chose your password, or from the server"))
+
+    def clean_old_password(self):
+        # Django's check, through the one that lets a re-hash pass unmarked (dedup_site.auth.password_matches).
+        old_password = self.cleaned_data["old_password"]
+        if not password_matches(self.user, old_password):
+            raise forms.ValidationError(self.error_messages["password_incorrect"], code="password_incorrect")
+        return old_password
 
 
 @require_http_methods(["GET", "POST"])

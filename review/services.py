@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from dedup_site import accounts, guards
+from dedup_site.auth import password_matches
 from dedup_site.prepared import Prepared, insert, preparing_cursor, update, upsert
 from dedup_site.roles import START_RUN
 from review import selectors
@@ -578,7 +579,7 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
 
 def signature_record(*, reviewer, password: str) -> ReviewerSignature:
     """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
-    if not reviewer.check_password(password or ""):
+    if not password_matches(reviewer, password or ""):
         raise ReviewRefused(gettext("the password does not match your account; nothing was signed"))
     refuse_foreign_password(reviewer)
     count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()

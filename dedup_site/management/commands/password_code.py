@@ -2,7 +2,6 @@
 own channel, for a team with one admin or when the admin who chose it is the only one)."""
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from dedup_site import accounts
@@ -15,7 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("username")
 
     def handle(self, *args, username, **options):
-        user = get_user_model().objects.filter(username__iexact=username).first()
+        user = accounts.user_named(username)  # as user names are told apart: up to case, width, composition
         if user is None:
             raise CommandError(f"no account named {username!r}")
         try:
