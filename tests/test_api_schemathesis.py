@@ -54,4 +54,4 @@ def test_schemathesis_finds_no_server_error_and_every_answer_conforms(live_serve
     result = schemathesis(live_server.url, text, tmp_path, 3)
     print("schemathesis:", f"{time.monotonic() - began:.1f} s;", result.stdout.strip().splitlines()[-1])
     assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]
-    assert "Tested: 21" in result.stdout and "failures" not in result.stdout.splitlines()[-1], result.stdout[-5000:]
+    assert "Tested: 22" in result.stdout and "failures" not in result.stdout.splitlines()[-1], result.stdout[-5000:]

@@ -25,6 +25,13 @@ from tests.test_sheets import export, rows_of, verify
 API = "/api/v1"
 
 
+@pytest.fixture(autouse=True)
+def _own_exports(settings, tmp_path):
+    """This module's sheet exports (and signing key) in each test's own folder: export ids repeat between tests,
+    and a later module expects no local export of its own ids."""
+    settings.DATA_DIR = tmp_path / "data"
+
+
 def command_token(username: str, capsys, name: str = "pipeline") -> str:
     """A token made for `username` on the server's command line (its text, from the last line)."""
     capsys.readouterr()
