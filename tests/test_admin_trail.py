@@ -80,6 +80,47 @@ def test_an_entry_is_recorded_only_inside_the_acts_own_transaction(editor):
     assert entries() == []
 
 
+@pytest.mark.django_db(transaction=True)
+def test_entries_are_numbered_in_the_order_their_transactions_commit(editor, editor2):
+    """A reader never sees entry 12 while 11 is still to come (a sheet's trail hash would then go stale):
+    the second act waits for the first's commit before it takes its number."""
+    import threading
+    import time
+
+    from django.db import connections
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has one writer at a time")
+    first_in, moments = threading.Event(), {}
+
+    def first():
+        try:
+            with transaction.atomic():
+                trail.trail_record(actor=None, action="user.role", target=editor)
+                first_in.set()
+                time.sleep(1)
+                moments["first commits"] = time.monotonic()  # the commit comes after this moment
+        finally:
+            connections.close_all()
+
+    def second():
+        try:
+            first_in.wait(10)
+            with transaction.atomic():
+                trail.trail_record(actor=None, action="user.role", target=editor2)
+                moments["second recorded"] = time.monotonic()
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert moments["second recorded"] > moments["first commits"]  # it waited for the first's commit
+    assert [e.target_label for e in entries()] == [editor.username, editor2.username]  # and came after it
+
+
 @pytest.mark.django_db
 def test_a_refused_act_leaves_no_entry(admin_user, editor, editor_client):
     editor_client.post(reverse("users:role", args=[admin_user.pk]), {"role": "editor"})  # 403: not an admin
