@@ -39,6 +39,7 @@ from dedup_site.auth import FOREIGN_PASSWORD
 from dedup_site.models import USERNAME_WRITER, OwnPassword, PasswordChosenByOther, PasswordCode, UsernameKey
 from dedup_site.prepared import Prepared
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
+from dedup_site.trail import trail_record
 
 REVIEWER_ROLES = {"editor": EDITORS, "arbiter": ARBITERS}  # what an admin may hand out
 ALL_ROLES = {**REVIEWER_ROLES, "admin": ADMINS}  # what a superuser may hand out
@@ -263,8 +264,10 @@ def password_code_issue(*, actor, user) -> str:
         if not may_manage(actor, user):
             raise AccountRefused(gettext("%(user)s is not an account you may manage") % {"user": user.get_username()})
     code = secrets.token_hex(6).upper()
-    PasswordCode.objects.create(user=user, digest=_code_digest(code), issued_by=actor,
-                                expires_at=timezone.now() + timedelta(hours=settings.DEDUP_PASSWORD_CODE_HOURS))
+    with transaction.atomic():
+        issued = PasswordCode.objects.create(user=user, digest=_code_digest(code), issued_by=actor, expires_at=
+                                             timezone.now() + timedelta(hours=settings.DEDUP_PASSWORD_CODE_HOURS))
+        trail_record(actor=actor, action="user.code", target=user, after={"expires_at": issued.expires_at})
     return "-".join(code[i:i + 4] for i in range(0, len(code), 4))
 
 
@@ -405,6 +408,8 @@ def reviewer_create(*, actor, username: str, password: str, role: str, full_name
         user.save()
         user.groups.add(group)
         password_chosen_by(user=user, actor=actor)
+        trail_record(actor=actor, action="user.create", target=user, after={
+            "role": role, "full_name": user.get_full_name(), "active": True})
     return user
 
 
@@ -413,16 +418,21 @@ def reviewer_role_set(*, actor, user, role: str) -> None:
     refuse_foreign_actor(actor)
     _check(actor, user)
     group = _group(actor, role)
+    before = role_of(user)
     with transaction.atomic():
         user.groups.remove(*Group.objects.filter(name__in=ROLE_GROUPS))
         user.groups.add(group)
+        trail_record(actor=actor, action="user.role", target=user, before={"role": before}, after={"role": role})
 
 
 def reviewer_active_set(*, actor, user, active: bool) -> None:
     """Deactivate (they can no longer log in; their judgements stay theirs) or reactivate an account."""
     refuse_foreign_actor(actor)
     _check(actor, user)
-    type(user).objects.filter(pk=user.pk).update(is_active=active)
+    with transaction.atomic():
+        trail_record(actor=actor, action="user.reactivate" if active else "user.deactivate", target=user,
+                     before={"active": user.is_active}, after={"active": active})
+        type(user).objects.filter(pk=user.pk).update(is_active=active)
     user.is_active = active
 
 
@@ -431,3 +441,4 @@ def reviewer_password_set(*, actor, user, password: str) -> None:
     _check(actor, user)
     with _password_replaced(user, password):
         password_chosen_by(user=user, actor=actor)
+        trail_record(actor=actor, action="user.password", target=user, after={"chosen_by": actor.get_username()})

@@ -10,7 +10,7 @@ from django.db.models import Exists, OuterRef, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Concat
 
 from dedup_site import guards
-from dedup_site.models import PasswordChosenByOther
+from dedup_site.models import ApiToken, PasswordChosenByOther
 from dedup_site.prepared import Prepared
 
 # Roles are groups, so user and group permissions are read together: one query instead of ModelBackend's
@@ -39,17 +39,25 @@ def chosen_by_other(user: str = "pk") -> Exists:
     return Exists(PasswordChosenByOther.objects.filter(user=OuterRef(user)))
 
 
+def not_own_tokens(user) -> Q:
+    """The user's API tokens (`user` an id, or an OuterRef) that someone else made, or the server's command
+    line, and that they have neither acknowledged nor revoked: they are told of them on every page."""
+    return Q(user=user, revoked_at__isnull=True, acknowledged_at__isnull=True) & ~Q(created_by=user)
+
+
 # Every request reads its user by the session's id, and nearly every page asks what the user may do: the
-# user, their permissions and whether their password is their own (which every judgement asks) in one query,
-# kept compiled.
+# user, their permissions, whether their password is their own (which every judgement asks) and whether a
+# token someone else made acts as them (the banner of every page) in one query, kept compiled.
 _USER = Prepared(lambda user_id: get_user_model()._default_manager.filter(pk=user_id).annotate(
-    own=names_of("user"), grouped=names_of("group__user"), foreign=chosen_by_other()).values_list(
-    *_user_fields(), "own", "grouped", "foreign"))
+    own=names_of("user"), grouped=names_of("group__user"), foreign=chosen_by_other(),
+    tokens=Exists(ApiToken.objects.filter(not_own_tokens(OuterRef("pk"))))).values_list(
+    *_user_fields(), "own", "grouped", "foreign", "tokens"))
 
 
 # Set on a user read with chosen_by_other's answer: False when no one else chose their password, so that
 # dedup_site.accounts.record_refusal reads nothing more (True: it reads who did, and when).
 FOREIGN_PASSWORD = "_password_chosen_by_other"  # noqa: S105 - an attribute name, not a password
+FOREIGN_TOKENS = "_tokens_made_by_others"  # set likewise: whether the user is to be told of tokens (tokens.told_of)
 
 
 def keep_read(user, own: str | None, grouped: str | None, foreign: bool) -> None:
@@ -98,11 +106,12 @@ class RoleBackend(ModelBackend):
             return None
         if row is None:
             return None
-        *fields, own, grouped, foreign = row
+        *fields, own, grouped, foreign, tokens = row
         user = get_user_model().from_db(_USER.using, _user_fields(), fields)
         if not self.user_can_authenticate(user):
             return None
         keep_read(user, own, grouped, foreign)
+        setattr(user, FOREIGN_TOKENS, bool(tokens))
         return user
 
     def get_all_permissions(self, user_obj, obj=None):

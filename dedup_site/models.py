@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from dedup_site.guards import WriterGuard
+from dedup_site.guards import Guard, WriterGuard
 
 
 class PasswordChosenByOther(models.Model):
@@ -85,9 +85,20 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Who made it: its owner (their tokens page), someone else, or nobody named: the server's command line
+    # (`manage.py api_token create`), and every token made before dedup_site 0010, whose maker was not kept.
+    # A token its owner did not make acts as them all the same: the owner is told (until acknowledged_at) and
+    # the records it makes are set apart when they sign (review.services.signature_record).
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+    @property
+    def made_by_other(self) -> bool:
+        return self.created_by_id is None or self.created_by_id != self.user_id
 
 
 class IdempotentResponse(models.Model):
@@ -105,4 +116,32 @@ class IdempotentResponse(models.Model):
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="unique_idempotency_key_per_user")]
 
 
-DB_GUARDS = [WriterGuard("dedup_site_usernamekey", writer=USERNAME_WRITER)]
+class TrailEntry(models.Model):
+    """One administrative act (dedup_site.trail): who (`actor`, null for the server's command line, named in
+    `command`), when, what (`action`, a key of trail.ACTIONS), on what (`target_type`, `target_id` and the
+    target's name then), and what it changed (`before`, `after`). Recorded by the service that acts, in its
+    transaction. Insert-only in the database itself (DB_GUARDS), as judgements are."""
+
+    at = models.DateTimeField()
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                              related_name="+")
+    actor_name = models.CharField(max_length=150, blank=True, help_text="the actor's user name at the time")
+    command = models.CharField(max_length=100, blank=True, help_text="the server's command, when no one logged in")
+    action = models.CharField(max_length=40)
+    target_type = models.CharField(max_length=20)
+    target_id = models.BigIntegerField(null=True, blank=True)
+    target_label = models.CharField(max_length=300, blank=True, help_text="the target's name at the time")
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        default_permissions = ("view",)
+        indexes = [models.Index(fields=["action", "-id"]), models.Index(fields=["target_type", "target_id", "-id"]),
+                   models.Index(fields=["actor", "-id"]), models.Index(fields=["at"])]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_name or self.command}: {self.action} {self.target_label}"
+
+
+DB_GUARDS = [WriterGuard("dedup_site_usernamekey", writer=USERNAME_WRITER), Guard("dedup_site_trailentry")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -36,7 +38,9 @@ def _list(request, form: CreateForm, status: int = 200, issued: dict | None = No
     User = get_user_model()
     users = User.objects.prefetch_related("groups", "user_permissions").order_by("-is_active", "username")
     foreign = dict(accounts.foreign_passwords())
-    rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u), foreign.get(u.pk, False)) for u in users]
+    others = Counter(tokens.made_by_others().values_list("user_id", flat=True))
+    rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u), foreign.get(u.pk, False), others[u.pk])
+            for u in users]
     return render(request, "users/list.html", {
         "rows": rows, "form": form, "roles": list(accounts.roles_grantable(request.user)), "issued": issued,
     }, status=status)
@@ -170,7 +174,7 @@ def api_tokens(request):
     shown = None
     if request.method == "POST" and form.is_valid():
         try:
-            token, shown = tokens.token_create(user=request.user, **form.cleaned_data)
+            token, shown = tokens.token_create(user=request.user, actor=request.user, **form.cleaned_data)
         except tokens.TokenRefused as error:
             messages.error(request, gettext("Not created: {error}").format(error=error))
         else:
@@ -178,14 +182,25 @@ def api_tokens(request):
                 "Token {name} created. Copy it now: it is not shown again.").format(name=token.name))
             form = TokenForm()
     return render(request, "users/tokens.html", {"form": form, "shown": shown,
-                                                 "tokens": tokens.tokens_of(request.user)})
+                                                 "tokens": tokens.tokens_of(request.user).select_related("created_by")})
 
 
 @require_POST
 def api_token_revoke(request, pk):
-    token = get_object_or_404(tokens.tokens_of(request.user), pk=pk)
+    token = get_object_or_404(tokens.tokens_of(request.user).select_related("user"), pk=pk)
     tokens.token_revoke(actor=request.user, token=token)
     messages.success(request, gettext("Token {name} revoked.").format(name=token.name))
+    return redirect("api_tokens")
+
+
+@require_POST
+def api_token_acknowledge(request, pk):
+    """The owner knows of a token someone else made for them and keeps it: the banner about it goes."""
+    token = get_object_or_404(tokens.tokens_of(request.user).select_related("created_by"), pk=pk)
+    tokens.token_acknowledge(actor=request.user, token=token)
+    messages.success(request, gettext(
+        "Token {name} acknowledged. The records it makes are still listed apart when you sign, for you to accept "
+        "or refuse.").format(name=token.name))
     return redirect("api_tokens")
 
 

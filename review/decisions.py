@@ -19,6 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
+from dedup_site import tokens
 from review import selectors
 from review.models import CurrentVerdict, Judgement, Lease, ReviewAction
 from review.services import (
@@ -194,9 +195,11 @@ def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str,
             if plan.skipped else gettext("nothing to record"))
     refuse_foreign_password(reviewer)  # once for all its pairs (judge_locked checks a lone judgement)
     with derived_writes():  # one declaration for all its pairs (a transaction)
+        token, token_maker = tokens.made_with(reviewer)
         action = ReviewAction.objects.create(kind=kind, run=run, reviewer=reviewer, cluster=cluster,
                                              verdict=verdict, reason=reason, selection=selection,
-                                             judgements=len(plan.rows))
+                                             judgements=len(plan.rows), api_token_id=token,
+                                             token_created_by_id=token_maker)
         for row in sorted(plan.rows, key=lambda r: r.pair_id):  # locks taken in one order: no deadlock
             pair = _locked_pair(row.pair_id)
             if CurrentVerdict.objects.filter(pair=pair, reviewer=reviewer).exclude(verdict=WITHDRAWN).exists():
@@ -294,9 +297,11 @@ def action_undo(*, action: ReviewAction, reviewer) -> ReviewAction:
     with derived_writes():
         rows = list(CurrentVerdict.objects.filter(reviewer=reviewer, judgement__action=action)
                     .exclude(pair__arbitrations__isnull=False).select_related("judgement").order_by("pair_id"))
+        token, token_maker = tokens.made_with(reviewer)
         undo = ReviewAction.objects.create(kind=ReviewAction.Kind.UNDO, run_id=action.run_id, reviewer=reviewer,
                                            cluster=action.cluster, undoes=action, judgements=len(rows),
-                                           reason=f"undo of {action.kind} decision #{action.pk}")
+                                           reason=f"undo of {action.kind} decision #{action.pk}", api_token_id=token,
+                                           token_created_by_id=token_maker)
         for current in rows:
             withdrawal_locked(_locked_pair(current.pair_id), reviewer, current.judgement, undo.reason, action=undo)
     return undo

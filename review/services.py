@@ -3,6 +3,7 @@ review state, leases and skips that hand pairs out, reviewer signatures, label s
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -13,10 +14,11 @@ from django.db.models import BigIntegerField, Exists, F, OuterRef, Value
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from dedup_site import accounts, guards
+from dedup_site import accounts, guards, tokens
 from dedup_site.auth import password_matches
 from dedup_site.prepared import Prepared, insert, preparing_cursor, update, upsert
 from dedup_site.roles import START_RUN
+from dedup_site.trail import trail_record
 from review import selectors
 from review.models import (
     DERIVED_WRITER,
@@ -209,8 +211,10 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
                 "pair": pair.pk, "k": pair.run.reviews_required}, pair.pk)
     else:
         _refuse_if_arbitrated(pair)
+    token, token_maker = tokens.made_with(reviewer)
     judgement = _judgement_insert(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason, retained=retained,
-                                  related_source=(related_source or "").strip(), action=action)
+                                  related_source=(related_source or "").strip(), action=action, api_token_id=token,
+                                  token_created_by_id=token_maker)
     with derived_writes(savepoint=False):  # in the caller's transaction, which a failure here ends anyway
         _set_current(pair, reviewer, judgement)
         pair_refresh(pair)
@@ -264,8 +268,10 @@ def withdrawal_locked(pair: CandidatePair, reviewer, current: Judgement, reason:
     'withdrawn' judgement (the one withdrawn stays), and the pair's state derived again."""
     if action is None:
         refuse_foreign_password(reviewer)
+    token, token_maker = tokens.made_with(reviewer)
     withdrawal = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=reason,
-                                          supersedes=current, action=action)
+                                          supersedes=current, action=action, api_token_id=token,
+                                          token_created_by_id=token_maker)
     with derived_writes():
         _set_current(pair, reviewer, withdrawal)
         pair_refresh(pair)
@@ -292,9 +298,11 @@ def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: st
             raise ReviewRefused(gettext(
                 "you judged pair %(pair)s yourself, so another arbiter must settle it (a corpus admin can allow "
                 "self-arbitration for one-person teams)") % {"pair": pair.pk})
+        token, token_maker = tokens.made_with(arbiter)
         arbitration = Arbitration.objects.create(pair=pair, arbiter=arbiter, verdict=verdict, reason=reason,
                                                  retained=retained, related_source=(related_source or "").strip(),
-                                                 self_arbitrated=own)
+                                                 self_arbitrated=own, api_token_id=token,
+                                                 token_created_by_id=token_maker)
         pair_refresh(pair)
     return arbitration
 
@@ -312,8 +320,24 @@ def review_policy_set(*, corpus, user, allow_self_arbitration: bool,
         # A default as the admin saw it (in their language) is the default still, not a choice of their own.
         defaults["preset_reasons"] = {v: text.strip() for v, text in preset_reasons.items()
                                       if text.strip() not in (PRESET_REASONS[v], gettext(PRESET_REASONS[v]))}
-    policy, _ = ReviewPolicy.objects.update_or_create(corpus=corpus, defaults=defaults)
+    with transaction.atomic():
+        old = ReviewPolicy.objects.select_for_update().filter(corpus=corpus).first() or ReviewPolicy(corpus=corpus)
+        policy, _ = ReviewPolicy.objects.update_or_create(corpus=corpus, defaults=defaults)
+        _trail_policy(user, corpus, old, policy)
     return policy
+
+
+def _trail_policy(user, corpus, old: ReviewPolicy, new: ReviewPolicy) -> None:
+    """The trail's entries for a change of a corpus's review settings: self-arbitration allowed or disallowed,
+    and the preset reasons before and after (a save that changes nothing records nothing)."""
+    if old.allow_self_arbitration != new.allow_self_arbitration:
+        trail_record(actor=user, action="review.self_arbitration_allowed" if new.allow_self_arbitration
+                     else "review.self_arbitration_disallowed", target=corpus,
+                     before={"allow_self_arbitration": old.allow_self_arbitration},
+                     after={"allow_self_arbitration": new.allow_self_arbitration})
+    if (old.preset_reasons or {}) != (new.preset_reasons or {}):
+        trail_record(actor=user, action="review.preset_reasons", target=corpus,
+                     before={"preset_reasons": old.preset_reasons or {}}, after={"preset_reasons": new.preset_reasons})
 
 
 def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
@@ -495,7 +519,12 @@ def leases_release(*, actor, reviewer, run_id: int | None = None) -> int:
     leases = Lease.objects.filter(reviewer=reviewer)
     if run_id is not None:
         leases = leases.filter(pair__run_id=run_id)
-    return leases.delete()[0]
+    with transaction.atomic():
+        released = leases.delete()[0]
+        if actor.pk != reviewer.pk and released:  # an admin's act on another's work (one's own is not trailed)
+            trail_record(actor=actor, action="leases.release", target=reviewer, after={
+                "released": released, "run": run_id})
+    return released
 
 
 def lease_release(*, pair_id: int, reviewer) -> None:
@@ -577,17 +606,31 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
     return None
 
 
-def signature_record(*, reviewer, password: str) -> ReviewerSignature:
-    """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
+def signature_record(*, reviewer, password: str, accepted: Collection[str] = ()) -> ReviewerSignature:
+    """Sign, after checking the reviewer's password, every judgement and arbitration they recorded so far that no
+    signature covers; of those made with an API token someone else made (or the server's command line), only the
+    ones named in `accepted` ("judgement:ID", "arbitration:ID", as the signing page lists them). The others are
+    refused: they stay unsigned, and a sheet says so."""
     if not password_matches(reviewer, password or ""):
         raise ReviewRefused(gettext("the password does not match your account; nothing was signed"))
     refuse_foreign_password(reviewer)
-    count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()
-    if not count:
-        raise ReviewRefused(gettext("you have no judgement to sign yet"))
-    name = reviewer.get_full_name() or reviewer.get_username()
-    return ReviewerSignature.objects.create(reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING,
-                                            records=count)
+    with transaction.atomic():
+        list(get_user_model().objects.select_for_update().filter(pk=reviewer.pk).values_list("pk"))  # one at a time
+        count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(
+            arbiter=reviewer).count()
+        if not count:
+            raise ReviewRefused(gettext("you have no judgement to sign yet"))
+        chosen: dict[str, dict[str, list[int]]] = {"accepted": {}, "refused": {}}
+        for record in selectors.unsigned_records(reviewer):
+            if record.by_others_token:
+                side = "accepted" if record.key in accepted else "refused"
+                chosen[side].setdefault(f"{record.kind}s", []).append(record.pk)
+        refused = sum(len(ids) for ids in chosen["refused"].values())
+        token, token_maker = tokens.made_with(reviewer)
+        name = reviewer.get_full_name() or reviewer.get_username()
+        return ReviewerSignature.objects.create(
+            reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING, records=count - refused,
+            accepted=chosen["accepted"], refused=chosen["refused"], api_token_id=token, token_created_by_id=token_maker)
 
 
 def labelset_from_verdicts(*, run: ScreeningRun, user=None):

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from dedup_site import accounts
+from dedup_site.trail import command_line
 
 
 class Command(BaseCommand):
@@ -18,7 +19,8 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"no account named {username!r}")
         try:
-            code = accounts.password_code_issue(actor=None, user=user)
+            with command_line("password_code"):
+                code = accounts.password_code_issue(actor=None, user=user)
         except accounts.AccountRefused as error:
             raise CommandError(str(error)) from None
         self.stderr.write(f"Hand this code to {user.get_username()} yourself; it is good once, for "
