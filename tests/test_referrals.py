@@ -23,7 +23,7 @@ from tests.test_review import pair
 
 
 def _api_judge(user, p, verdict: str):
-    text = tokens.token_create(user=user, name="audit")[1]
+    text = tokens.token_create(user=user, name="audit", actor=user)[1]
     return Client().post(f"/api/v1/pairs/{p.pk}/judgements/", json.dumps({"verdict": verdict, "reason": "r"}),
                          content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {text}")
 

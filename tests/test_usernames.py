@@ -188,7 +188,7 @@ def test_a_corpus_name_differing_only_by_case_is_refused_on_the_upload_form_and_
     assert "told apart without case" in page
     from dedup_site import tokens
 
-    bearer = tokens.token_create(user=admin_user, name="test")[1]
+    bearer = tokens.token_create(user=admin_user, name="test", actor=admin_user)[1]
     response = Client().post("/api/v1/corpora/", {"name": "EvalC"}, content_type="application/json",
                              HTTP_AUTHORIZATION=f"Bearer {bearer}")
     assert response.status_code == 409 and response.json()["id"] == Corpus.objects.get(name="evalc").pk
