@@ -76,9 +76,7 @@ default_code
 authenticate
 authenticate_header
 TokenRateThrottle
-_.duration
-_.num_requests
-get_cache_key
+allow_request
 detail
 lease_expires
 left_doc_id
