@@ -3,6 +3,8 @@ parameters that are used when valid and otherwise ignored with a message (never 
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.shortcuts import resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -19,6 +21,18 @@ def safe_next(request, default: str, *args) -> str:
                                                   require_https=request.is_secure()):
         return target
     return resolve_url(default, *args)
+
+
+def came_from(request) -> str | None:
+    """Where a form was sent from, to go back to: its `next` field, else the Referer, when either is a page of
+    this site (the path and query alone); None otherwise."""
+    for target in (request.POST.get("next") or request.GET.get("next") or "", request.META.get("HTTP_REFERER", "")):
+        if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                      require_https=request.is_secure()):
+            parts = urlsplit(target)
+            if parts.path.startswith("/") and parts.path != request.path:
+                return parts.path + (f"?{parts.query}" if parts.query else "")
+    return None
 
 
 def id_param(request, name: str) -> int | None:
