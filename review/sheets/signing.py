@@ -175,16 +175,40 @@ def _unique_keys(items: list[tuple[str, object]]) -> dict:
     return seen
 
 
+# A manifest nests three levels; one nested deeper than this was not written by an export, and walking it (the
+# json module, a check's recursion) could exhaust the stack.
+MAX_MANIFEST_DEPTH = 32
+
+
+def _deeper_than(value, limit: int) -> bool:
+    """Whether objects and arrays nest more than `limit` levels (a walk with a stack, not recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
 def manifest_read(text: str) -> dict:
-    """A manifest's JSON: one object, no key twice (ManifestError otherwise)."""
+    """A manifest's JSON: one object, no key twice, nested no deeper than MAX_MANIFEST_DEPTH (ManifestError
+    otherwise)."""
+    deep = ManifestError(f"the manifest nests deeper than {MAX_MANIFEST_DEPTH} levels (a sheet's manifest nests "
+                         f"3): it was not written by an export")
     try:
         manifest = json.loads(text, object_pairs_hook=_unique_keys)
     except ManifestError:
         raise
+    except RecursionError:
+        raise deep from None
     except ValueError as error:
         raise ManifestError(f"the manifest is not JSON ({error})") from None
     if not isinstance(manifest, dict):
         raise ManifestError(f"the manifest is a JSON {type(manifest).__name__}, not an object")
+    if _deeper_than(manifest, MAX_MANIFEST_DEPTH):
+        raise deep
     return manifest
 
 
