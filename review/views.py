@@ -378,6 +378,9 @@ def dashboard(request, run_id):
         "leases": selectors.leases_of_run(run) if request.user.has_perm(START_RUN) else None})
 
 
+MAX_LISTED_APART = 500  # records made with others' tokens, each to be accepted by its own box; the rest wait
+
+
 @require_http_methods(["GET", "POST"])
 def sign(request):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(ARBITRATE)):
@@ -385,18 +388,27 @@ def sign(request):
     form = SignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            signature = services.signature_record(reviewer=request.user, password=form.cleaned_data["password"])
+            signature = services.signature_record(reviewer=request.user, password=form.cleaned_data["password"],
+                                                  accepted=set(request.POST.getlist("accept")))
         except services.ReviewRefused as error:
             messages.error(request, str(error))
         else:
             messages.success(request, gettext("Signed {n} judgements as {name} at {when} UTC.").format(
                 n=signature.records, name=signature.full_name, when=f"{signature.signed_at:%Y-%m-%d %H:%M:%S}"))
+            refused = sum(len(ids) for ids in signature.refused.values())
+            if refused:
+                messages.warning(request, gettext(
+                    "{n} records made with API tokens someone else made were not accepted: they stay unsigned, "
+                    "and review sheets say refused.").format(n=refused))
             return redirect("review:sign")
     records = selectors.unsigned_records(request.user)
+    own = [r for r in records if not r.by_others_token]
     return render(request, "review/sign.html", {
         "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": len(records),
-        "records": Paginator(records, 50).get_page(request.GET.get("page")),
-        "by_run": [(run, corpus, n) for (run, corpus), n in Counter((r.run_id, r.corpus) for r in records).items()],
+        "records": Paginator(own, 50).get_page(request.GET.get("page")),
+        "others": [r for r in records if r.by_others_token][:MAX_LISTED_APART],
+        "others_count": len(records) - len(own), "listed_apart": MAX_LISTED_APART,
+        "by_run": [(run, corpus, n) for (run, corpus), n in Counter((r.run_id, r.corpus) for r in own).items()],
         "chosen": accounts.chosen_by_other(request.user),
         "signatures": selectors.signatures_of(request.user),
     })

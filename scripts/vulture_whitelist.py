@@ -84,3 +84,5 @@ left_doc_id
 right_doc_id
 charset
 media_type
+_password  # the flag Django clears when a re-hash is no new password (dedup_site.auth.password_matches)
+drop_triggers  # called by dedup_site 0005 and 0006 (migrations are not scanned)

@@ -27,8 +27,12 @@ from dedup_site.private_files import create_private
 
 # v2: a row's record may also be "self-arbitration"; rows in time order. v3: two columns before the chain,
 # decided_for_cluster (the cluster a judgement was decided for) and bulk_action (the bulk decision's number).
-FORMAT = "dedup-review-sheet-v3"
-READABLE_FORMATS = ("dedup-review-sheet-v1", "dedup-review-sheet-v2", FORMAT)  # every one verifies
+# v4: three more before the chain, api_token (the token that made the record), token_created_by (who made that
+# token: a user name, or "command line") and by_others_token ("yes" when not the record's own maker); signed_at
+# may say "refused"; the manifest carries the trail of administrative acts (trail_rows, trail_last_entry,
+# trail_sha256).
+FORMAT = "dedup-review-sheet-v4"
+READABLE_FORMATS = ("dedup-review-sheet-v1", "dedup-review-sheet-v2", "dedup-review-sheet-v3", FORMAT)
 MEANING = ("The exporting site attests that this sheet holds every judgement and arbitration of the run that "
            "matched the selection at export time, as recorded; each reviewer's own signature is shown per row.")
 REVIEWER_MEANING = "I reviewed these pairs and these verdicts are mine."
@@ -37,9 +41,10 @@ COLUMNS = [
     "right_source_id", "left_version", "right_version", "left_source_sha256", "right_source_sha256", "jaccard",
     "minhash_estimate", "revision_signals", "reviewer", "verdict", "reason", "retained_version", "related_source",
     "reviewed_at", "signed_at", "arbitration_status", "final_verdict", "arbiter", "arbitrated_at",
-    "decided_for_cluster", "bulk_action", "chain",
+    "decided_for_cluster", "bulk_action", "api_token", "token_created_by", "by_others_token", "chain",
 ]
-COLUMNS_V2 = [c for c in COLUMNS if c not in ("decided_for_cluster", "bulk_action")]  # v1 and v2 sheets
+COLUMNS_V3 = [c for c in COLUMNS if c not in ("api_token", "token_created_by", "by_others_token")]
+COLUMNS_V2 = [c for c in COLUMNS_V3 if c not in ("decided_for_cluster", "bulk_action")]  # v1 and v2 sheets
 GENESIS = "0" * 64
 
 
@@ -66,6 +71,17 @@ def csv_lines(export_id: int, records: Iterable[dict]) -> Iterator[bytes]:
         cells = [str(export_id), str(number)] + [neutralise(record.get(c, "")) for c in COLUMNS[2:-1]]
         previous = _chain(previous, cells)
         yield line(cells + [previous])
+
+
+def trail_sha256(rows: Iterable[list[str]]) -> tuple[int, str]:
+    """The hash chain over the trail of administrative acts, its entries in order, each as its cells
+    (dedup_site.trail.trail_cells), chained as the sheet's rows are: (how many entries, the last chain value;
+    GENESIS for none). A manifest carries it, so that the trail as it stood at the export can be checked later."""
+    previous, count = GENESIS, 0
+    for cells in rows:
+        previous = _chain(previous, cells)
+        count += 1
+    return count, previous
 
 
 def canonical(manifest: dict) -> bytes:
@@ -127,7 +143,7 @@ def _diagnose(data: bytes) -> list[str]:
         rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
     except (UnicodeDecodeError, csv.Error) as error:
         return [f"the CSV cannot be read ({error})"]
-    if not rows or rows[0] not in (COLUMNS, COLUMNS_V2):
+    if not rows or rows[0] not in (COLUMNS, COLUMNS_V3, COLUMNS_V2):
         return ["the header row was changed"]
     body = rows[1:]
     for line, row in enumerate(body, start=2):
@@ -228,6 +244,9 @@ def verify(data: bytes, manifest: dict, public_key: Ed25519PublicKey) -> Verdict
     if manifest.get("format") not in READABLE_FORMATS:
         problems.append(f"the manifest format is {manifest.get('format')!r}, expected one of "
                         f"{', '.join(READABLE_FORMATS)}")
+    if manifest.get("format") == FORMAT and not _trail_fields_hold(manifest):
+        problems.append("the manifest's trail fields (trail_rows, trail_last_entry, trail_sha256) are missing or "
+                        "not of their types")
     digest = hashlib.sha256(data).hexdigest()
     if digest != manifest.get("csv_sha256"):
         first = data.split(b"\r\n", 2)
@@ -239,6 +258,23 @@ def verify(data: bytes, manifest: dict, public_key: Ed25519PublicKey) -> Verdict
         problems.extend(_diagnose(data))
         problems.append(f"the CSV's SHA-256 is {digest}, the manifest says {manifest.get('csv_sha256')}")
     return Verdict(not problems, problems)
+
+
+def _trail_fields_hold(manifest: dict) -> bool:
+    rows, last, digest = (manifest.get(k) for k in ("trail_rows", "trail_last_entry", "trail_sha256"))
+    return (type(rows) is int and rows >= 0 and (last is None or type(last) is int) and isinstance(digest, str)
+            and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest))
+
+
+def trail_check(manifest: dict, rows: int, digest: str) -> str:
+    """What a manifest's trail hash says against the trail as recomputed up to its last entry ("" if the same)."""
+    if not _trail_fields_hold(manifest):
+        return "the manifest carries no trail hash (a sheet before dedup-review-sheet-v4)"
+    if (rows, digest) != (manifest["trail_rows"], manifest["trail_sha256"]):
+        return (f"the trail of administrative acts up to entry {manifest['trail_last_entry']} is not what was "
+                f"exported: {rows} entries hashing to {digest} now, {manifest['trail_rows']} hashing to "
+                f"{manifest['trail_sha256']} then (an entry was changed, removed or added before it)")
+    return ""
 
 
 def load_public_key(pem: bytes) -> Ed25519PublicKey:
