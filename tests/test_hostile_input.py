@@ -199,6 +199,8 @@ def test_a_malformed_cursor_is_a_400_naming_it(import_records, admin_user, edito
             assert response.status_code == 400 and list(response.json()["errors"]) == ["cursor"], (path, cursor)
         following = api.client.get(api.get(path, page_size=1).json()["next"], **api.auth)
         assert following.status_code == 200 and len(following.json()["results"]) == 1
+    trail = admin.get("/trail/", cursor="!!!")  # the trail of administrative acts pages the same way
+    assert trail.status_code == 400 and list(trail.json()["errors"]) == ["cursor"]
 
 
 @pytest.mark.django_db
