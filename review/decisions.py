@@ -43,7 +43,7 @@ MAX_CLUSTER_MEMBERS = 200  # beyond one look: such a cluster is decided pair by 
 BULK_LIMIT = 5000
 SPLIT_VERDICTS = (Verdict.VALID_REVISION, Verdict.PUBLIC_QUOTE, Verdict.KEEP_BOTH)
 ALREADY_MINE, FULL, BETWEEN_SPLITS = (  # keys, kept English; shown through gettext
-    gettext_noop("already judged by you"), gettext_noop("has the reviewers it needs"),
+    gettext_noop("already judged by you"), gettext_noop("held or judged by the reviewers it needs"),
     gettext_noop("between two members split off"))
 
 

@@ -17,7 +17,7 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
-from dedup_site.http import id_param
+from dedup_site.http import came_from, id_param
 from dedup_site.links import link
 from dedup_site.messages import form_errors
 from dedup_site.numerals import LocalCount
@@ -260,16 +260,23 @@ def leases_release(request):  # anyone logged in: the service allows one's own, 
         done = ngettext("Released %(count)s of %(reviewer)s's pair.", "Released %(count)s of %(reviewer)s's pairs.",
                         released)
     messages.success(request, done % {"count": LocalCount(released), "reviewer": reviewer.get_username()})
-    if run_id and reviewer.pk != request.user.pk:
+    # Back where the form was (the dashboard, the queue, another page), else a page this user may see: an admin
+    # who releases someone's pairs does not review, so the queue would be a 403 after a release that happened.
+    if back := came_from(request):
+        return redirect(back)
+    if run_id and (reviewer.pk != request.user.pk or not request.user.has_perm(REVIEW)):
         return redirect("review:dashboard", run_id=run_id)
-    return redirect(link("review:queue"))
+    if request.user.has_perm(REVIEW):
+        return redirect(link("review:queue"))
+    return redirect(settings.LOGIN_REDIRECT_URL)
 
 
 def _arbitration_filters(request) -> tuple[selectors.ArbitrationFilter, str, ArbitrationFilterForm]:
     form = ArbitrationFilterForm(request.GET)
     if not form.is_valid():
         for name, errors in form.errors.items():
-            messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
+            messages.warning(request, gettext("Ignored {name}={value}: {message}").format(
+                name=name, value=repr(request.GET.get(name, "")[:40]), message=" ".join(errors)))
     data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "", False)}
     return selectors.ArbitrationFilter(**data), urlencode(data), form
 

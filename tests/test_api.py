@@ -358,8 +358,7 @@ def _named(data: bytes, name: str):
 
 
 def test_throttling_per_token_is_429_with_retry_after(db, editor, settings):
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    settings.DEDUP_API_RATE = "2/minute"
+    settings.DEDUP_API_RATE = "2/minute"  # counted in Redis (tests/test_api_throttle.py), whatever the cache
     ed = Api(token_for(editor))
     assert [ed.get("/corpora/").status_code for _ in range(3)] == [200, 200, 429]
     assert int(ed.get("/corpora/").headers["Retry-After"]) > 0

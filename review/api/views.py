@@ -19,11 +19,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import decorators as drf
 from rest_framework import exceptions, status
 from rest_framework.decorators import api_view, renderer_classes
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 
 from dedup_site import background
-from dedup_site.api import Conflict, Unavailable, checked, form_input, form_serializer, idempotent
+from dedup_site.api import Conflict, Unavailable, checked, form_input, form_serializer, id_in, idempotent
+from dedup_site.api_renderers import JSONRenderer
 from dedup_site.csvcells import neutralise
 from dedup_site.prepared import Prepared
 from dedup_site.queues import QueueUnavailable
@@ -84,10 +85,13 @@ def _cursor_in(request) -> str:
     if not text:
         return ""
     try:
-        return base64.urlsafe_b64decode(text.encode("ascii") + b"==").decode("ascii")
+        cursor = base64.urlsafe_b64decode(text.encode("ascii") + b"==").decode("ascii")
     except (binascii.Error, UnicodeError, ValueError):
-        raise exceptions.ValidationError({"cursor": ["not a cursor this API wrote: use the next link as given"]}
-                                         ) from None
+        cursor = ""
+    # The decoder skips what is not base64 ("!!!" reads as nothing): only the text _cursor_out writes is one.
+    if not cursor or _cursor_out(cursor) != text:
+        raise exceptions.ValidationError({"cursor": ["not a cursor this API wrote: use the next link as given"]})
+    return cursor
 
 
 def _cursor_out(cursor: str) -> str:
@@ -223,10 +227,7 @@ def _run_out(run: ScreeningRun) -> dict:
 def run_create(request):
     """Start a run (the run form's options and defaults); follow `url` until `status` is `done` (or `failed`)."""
     _require(request, START_RUN)
-    corpus_id = request.data.get("corpus")
-    if not isinstance(corpus_id, int) and not (isinstance(corpus_id, str) and corpus_id.isdigit()):
-        raise exceptions.ValidationError({"corpus": ["the id of a corpus (a whole number)"]})
-    corpus = get_object_or_404(Corpus, pk=int(corpus_id))
+    corpus = get_object_or_404(Corpus, pk=id_in(request.data, "corpus"))
     form = checked(form_input(RunForm, {k: v for k, v in request.data.items() if k != "corpus"}))
     try:
         run = runs.run_create(corpus=corpus, options=form["options"], user=request.user)

@@ -150,10 +150,22 @@ def _diagnose(data: bytes) -> list[str]:
         if len(row) != len(rows[0]) or not row[1].isdigit():
             return [f"line {line} is malformed (its cells or its row number were changed)"]
     numbers = [int(row[1]) for row in body]
+    lines_of: dict[int, list[int]] = {}
+    for line, number in enumerate(numbers, start=2):
+        lines_of.setdefault(number, []).append(line)
+    problems = []
+    repeated = [(number, lines) for number, lines in sorted(lines_of.items()) if len(lines) > 1]
+    if repeated:  # a copy of a row carries its number and its chain hash: it is a duplicate, not an edit
+        shown = "; ".join(f"row {number} on lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+                          for number, lines in repeated[:10]) + (" …" if len(repeated) > 10 else "")
+        problems.append(f"{'rows were' if len(repeated) > 1 else 'a row was'} duplicated: {shown}")
     missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (" …" if len(missing) > 10 else "")
-        return [f"row{'s' if len(missing) > 1 else ''} {shown} {'are' if len(missing) > 1 else 'is'} missing (dropped)"]
+        problems.append(f"row{'s' if len(missing) > 1 else ''} {shown} {'are' if len(missing) > 1 else 'is'} "
+                        f"missing (dropped)")
+    if problems:
+        return problems
     if numbers != sorted(numbers):
         line = next(i for i, n in enumerate(numbers) if n != i + 1) + 2
         return [f"rows were reordered: line {line} holds row {numbers[line - 2]}, where row {line - 1} belongs"]
@@ -179,16 +191,40 @@ def _unique_keys(items: list[tuple[str, object]]) -> dict:
     return seen
 
 
+# A manifest nests three levels; one nested deeper than this was not written by an export, and walking it (the
+# json module, a check's recursion) could exhaust the stack.
+MAX_MANIFEST_DEPTH = 32
+
+
+def _deeper_than(value, limit: int) -> bool:
+    """Whether objects and arrays nest more than `limit` levels (a walk with a stack, not recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
 def manifest_read(text: str) -> dict:
-    """A manifest's JSON: one object, no key twice (ManifestError otherwise)."""
+    """A manifest's JSON: one object, no key twice, nested no deeper than MAX_MANIFEST_DEPTH (ManifestError
+    otherwise)."""
+    deep = ManifestError(f"the manifest nests deeper than {MAX_MANIFEST_DEPTH} levels (a sheet's manifest nests "
+                         f"3): it was not written by an export")
     try:
         manifest = json.loads(text, object_pairs_hook=_unique_keys)
     except ManifestError:
         raise
+    except RecursionError:
+        raise deep from None
     except ValueError as error:
         raise ManifestError(f"the manifest is not JSON ({error})") from None
     if not isinstance(manifest, dict):
         raise ManifestError(f"the manifest is a JSON {type(manifest).__name__}, not an object")
+    if _deeper_than(manifest, MAX_MANIFEST_DEPTH):
+        raise deep
     return manifest
 
 
@@ -214,7 +250,8 @@ def verify(data: bytes, manifest: dict, public_key: Ed25519PublicKey) -> Verdict
     digest = hashlib.sha256(data).hexdigest()
     if digest != manifest.get("csv_sha256"):
         first = data.split(b"\r\n", 2)
-        export_cell = next(csv.reader([first[1].decode("utf-8", "replace")]), [""])[0] if len(first) > 1 else ""
+        export_cell = (next(csv.reader([first[1].decode("utf-8", "replace")]), None) or [""])[0] if len(first) > 1 \
+            else ""
         if export_cell and export_cell != str(manifest.get("export_id")):
             problems.append(f"this CSV belongs to export {export_cell}, the manifest to export "
                             f"{manifest.get('export_id')}")
