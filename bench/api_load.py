@@ -178,8 +178,8 @@ def main() -> None:
     from screening.models import CandidatePair
 
     pair_ids = list(CandidatePair.objects.filter(run_id=run_id).order_by("pk").values_list("pk", flat=True))
-    api_tokens = [tokens.token_create(user=User.objects.get(username=f"editor{i}"), name="bench")[1]
-                  for i in range(args.editors)]
+    editors = [User.objects.get(username=f"editor{i}") for i in range(args.editors)]
+    api_tokens = [tokens.token_create(user=editor, actor=editor, name="bench")[1] for editor in editors]
     half = len(pair_ids) // 2  # the API's pairs and the form's apart: each a first judgement
     api_shares = [pair_ids[:half][i::args.editors] for i in range(args.editors)]
     web_shares = [pair_ids[half:][i::args.editors] for i in range(args.editors)]

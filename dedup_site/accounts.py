@@ -4,17 +4,22 @@ applies too). Roles cannot be escalated from inside:
 - only a superuser grants superuser or staff status, or the admin role;
 - nobody changes their own roles, groups or permissions (nor deactivates themselves);
 - an admin creates, deactivates and sets the role of editors and arbiters only, and sets their passwords;
-- a password someone else chose (on the Users page, in Django admin, at the shell: any save of a new password
-  outside the owner's own Password page) is marked, and until its owner replaces it they can neither judge
-  nor sign. The owner replaces it in a way its chooser cannot: with the last password they set themselves, or
-  with a one-time code issued by a person other than the chooser (another admin, or the server's
-  `password_code` command) and handed to them out of band.
+- a password someone else chose is marked (by the database itself: any change of the stored hash, whatever
+  wrote it, but the owner's own Password page and a re-hash at log-in: dedup_site.guards.password_marks), and
+  until its owner replaces it they can neither judge nor sign, nor act on the Users page (create, re-role,
+  deactivate, set a password, issue a code): whoever chose it could be the one acting. The owner replaces it
+  in a way its chooser cannot: with the last password they set themselves, or with a one-time code from a
+  person who could not be acting for the chooser (`might_act_as`), or from the server's `password_code`
+  command, handed to them out of band;
+- user names are one name when their canonical forms are (dedup_site.names: NFKC, casefold), on every path:
+  a UsernameKey row holds each name's form, unique, and the database refuses an account without one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import unicodedata
 from contextlib import contextmanager
 from datetime import timedelta
 
@@ -23,15 +28,18 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import check_password
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from dedup_site import guards, names
 from dedup_site.auth import FOREIGN_PASSWORD
-from dedup_site.models import OwnPassword, PasswordChosenByOther, PasswordCode
+from dedup_site.models import USERNAME_WRITER, OwnPassword, PasswordChosenByOther, PasswordCode, UsernameKey
 from dedup_site.prepared import Prepared
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
+from dedup_site.trail import trail_record
 
 REVIEWER_ROLES = {"editor": EDITORS, "arbiter": ARBITERS}  # what an admin may hand out
 ALL_ROLES = {**REVIEWER_ROLES, "admin": ADMINS}  # what a superuser may hand out
@@ -99,22 +107,89 @@ def password_chosen_by(*, user, actor) -> None:
     setattr(user, FOREIGN_PASSWORD, True)  # this instance, if read by a request's authentication, knows at once
 
 
-def password_saved(sender, instance, **kwargs) -> None:
-    """post_save of the user model: a new password saved by any path but the owner's own (set_password, then
-    save) is someone else's choice until its owner replaces it. Callers that know who chose it say so after
-    (password_chosen_by). A re-hash at log-in (a new hasher's parameters) saves with `_password` cleared, so
-    it is not a new password."""
-    if getattr(instance, "_password", None) is not None and not getattr(instance, "_own_password", False):
-        PasswordChosenByOther.objects.update_or_create(user=instance, defaults={"chosen_by": None})
-        setattr(instance, FOREIGN_PASSWORD, True)
+def password_saved(sender, instance, update_fields=None, **kwargs) -> None:
+    """post_save of the user model: the database marked a new password (guards.password_marks) unless its
+    owner set it on their own page; what this request's authentication read of the user (FOREIGN_PASSWORD) is
+    no longer known, so record_refusal asks the database again."""
+    if update_fields is None or "password" in update_fields:
+        instance.__dict__.pop(FOREIGN_PASSWORD, None)
 
 
 def password_owned(*, user) -> None:
     """The user's present password is their own (bootstrap: whoever starts the site chose the first admin's
-    password and is that admin). Every other path to an own password goes through password_own_set."""
+    password and is that admin; the server's word, like its `password_code`). Every other path to an own
+    password goes through password_own_set."""
     with transaction.atomic():
         PasswordChosenByOther.objects.filter(user=user).delete()
-        OwnPassword.objects.update_or_create(user=user, defaults={"encoded": user.password})
+        OwnPassword.objects.update_or_create(user=user, defaults={"encoded": user.password, "proven_by": None})
+    user.__dict__.pop(FOREIGN_PASSWORD, None)
+
+
+def might_act_as(user) -> set[int]:
+    """The ids of the accounts (other than `user`) whose holders might know the user's present password, or
+    have held what made it theirs: whoever may act as them, as far as the record tells.
+
+    - a password someone else chose: its chooser, and whoever might act as the chooser (they might have chosen
+      it, logged in as the chooser); a chooser unknown (the shell, SQL) names no account;
+    - an own password proven with a one-time code: the code's issuer, and whoever might act as them (they
+      could have taken the code); the owner's later changes of their own keep that proof (OwnPassword.
+      proven_by): knowing the present password follows from knowing the one it replaced;
+    - an own password proven by the server (`password_code`, `bootstrap`): no one.
+
+    Read from the present record, not as it stood then: it may name more accounts than could really act, never
+    fewer than the record shows, so a code it refuses can always come from the server's command instead."""
+    found: set[int] = set()
+    todo = [user.pk]
+    while todo:
+        pk = todo.pop()
+        chosen = list(PasswordChosenByOther.objects.filter(user_id=pk).values_list("chosen_by_id", flat=True))
+        nxt = chosen[0] if chosen else OwnPassword.objects.filter(user_id=pk).values_list(
+            "proven_by_id", flat=True).first()
+        if nxt is not None and nxt != user.pk and nxt not in found:
+            found.add(nxt)
+            todo.append(nxt)
+    return found
+
+
+def _code_refusal(issuer, user) -> str:
+    """Why a code from `issuer` (None: the server) cannot prove `user`'s new password ("" when it can). The
+    issuer's own password must be their own, and no one who might act as the issuer may be someone who might
+    act as the owner now (the password's chooser, or whoever might act as the chooser): else the chooser, or
+    someone at their side, could take the code and use it themselves. E.g. `admin` chose the passwords of
+    `admin2` and `ed1`: admin2 issues no code while the password is admin's; after admin2 set their own with
+    a code from admin3, admin2's code for ed1 counts unless admin might act as admin3 too."""
+    if issuer is None:
+        return ""
+    if issuer.pk == user.pk:
+        return gettext("a confirmation code for your own account must come from another admin")
+    if chosen_by_other(issuer) is not None:
+        return gettext("%(issuer)s's own password was chosen by someone else, so their codes prove nothing until "
+                       "they set their own") % {"issuer": issuer.get_username()}
+    owner_side = might_act_as(user) | {user.pk}
+    if owner_side & (might_act_as(issuer) | {issuer.pk}):
+        chosen = chosen_by_other(user)
+        if chosen is not None and chosen.chosen_by_id == issuer.pk:
+            return gettext(
+                "you chose %(user)s's password, so another admin (or the server's `manage.py password_code`) must "
+                "issue their code") % {"user": user.get_username()}
+        return gettext(
+            "%(issuer)s cannot vouch for %(user)s: whoever chose %(user)s's password might act as %(issuer)s (who "
+            "chose or proved their passwords says so); ask another admin or the server's `manage.py "
+            "password_code`") % {"issuer": issuer.get_username(), "user": user.get_username()}
+    return ""
+
+
+def refuse_foreign_actor(actor) -> None:
+    """An account whose password someone else chose manages no account and issues no code: its chooser could
+    be the one acting (as they could be the one judging: review.services.refuse_foreign_password)."""
+    if getattr(actor, FOREIGN_PASSWORD, None) is False:
+        return
+    chosen = chosen_by_other(actor)
+    if chosen is not None:
+        who = chosen.chosen_by.get_username() if chosen.chosen_by else gettext("someone else")
+        raise AccountRefused(gettext(
+            "your password was chosen by %(who)s on %(date)s; set your own (Password, at the top of the page) "
+            "before you manage accounts or issue codes") % {"who": who, "date": f"{chosen.chosen_at:%Y-%m-%d}"})
 
 
 class ProofRefused(AccountRefused):
@@ -140,7 +215,7 @@ def _proven(user, chosen: PasswordChosenByOther, earlier_password: str, code: st
                                "earlier_password")
         return None
     if code:
-        found = PasswordCode.objects.filter(
+        found = PasswordCode.objects.select_related("issued_by").filter(
             user=user, digest=_code_digest(code), used_at__isnull=True, expires_at__gt=timezone.now(),
             issued_at__gte=chosen.chosen_at).first()
         if found is None:
@@ -148,6 +223,9 @@ def _proven(user, chosen: PasswordChosenByOther, earlier_password: str, code: st
                 "confirmation code: not a valid code for your account (a code is used once, lapses after "
                 "%(hours)s hours, and only one issued after your password was last set by someone else counts)") % {
                 "hours": settings.DEDUP_PASSWORD_CODE_HOURS}, "code")
+        refusal = _code_refusal(found.issued_by, user)  # as when it was issued: the record may have changed since
+        if refusal:
+            raise ProofRefused(gettext("confirmation code: %(why)s") % {"why": refusal}, "code")
         return found
     raise ProofRefused(gettext(
         "your password was chosen by %(who)s: to replace it, give the last password you set yourself, or a "
@@ -160,36 +238,36 @@ def password_own_set(*, user, password: str, earlier_password: str = "", code: s
     someone else chose the present one, the owner proves who they are first (see the module's docstring)."""
     chosen = chosen_by_other(user)
     used = _proven(user, chosen, earlier_password, code) if chosen is not None else None
-    user._own_password = True
-    try:
-        with _password_replaced(user, password):
-            PasswordChosenByOther.objects.filter(user=user).delete()
-            OwnPassword.objects.update_or_create(user=user, defaults={"encoded": user.password})
-            if used is not None:
-                PasswordCode.objects.filter(pk=used.pk).update(used_at=timezone.now())
-    finally:
-        user._own_password = False
+    # The one path whose new hash the database does not mark (guards.password_marks): it declares itself.
+    with guards.writing(guards.OWN_PASSWORD_WRITER), _password_replaced(user, password):
+        PasswordChosenByOther.objects.filter(user=user).delete()
+        kept = {"encoded": user.password}
+        if used is not None:  # a code's issuer is the proof from now on; otherwise the earlier one is kept
+            kept["proven_by"] = used.issued_by
+            PasswordCode.objects.filter(pk=used.pk).update(used_at=timezone.now())
+        OwnPassword.objects.update_or_create(user=user, defaults=kept)
 
 
 def password_code_issue(*, actor, user) -> str:
     """A one-time code with which `user` may replace a password someone else chose; `actor` None is the
     server's command line. Never issued by the person who chose the password, nor to oneself."""
+    if actor is not None:
+        refuse_foreign_actor(actor)
     chosen = chosen_by_other(user)
     if chosen is None:
         raise AccountRefused(gettext("%(user)s set their own password; they need no code") % {
             "user": user.get_username()})
     if actor is not None:
-        if actor.pk == user.pk:
-            raise AccountRefused(gettext("a confirmation code for your own account must come from another admin"))
-        if chosen.chosen_by_id == actor.pk:
-            raise AccountRefused(gettext(
-                "you chose %(user)s's password, so another admin (or the server's `manage.py password_code`) must "
-                "issue their code") % {"user": user.get_username()})
+        refusal = _code_refusal(actor, user)
+        if refusal:
+            raise AccountRefused(refusal)
         if not may_manage(actor, user):
             raise AccountRefused(gettext("%(user)s is not an account you may manage") % {"user": user.get_username()})
     code = secrets.token_hex(6).upper()
-    PasswordCode.objects.create(user=user, digest=_code_digest(code), issued_by=actor,
-                                expires_at=timezone.now() + timedelta(hours=settings.DEDUP_PASSWORD_CODE_HOURS))
+    with transaction.atomic():
+        issued = PasswordCode.objects.create(user=user, digest=_code_digest(code), issued_by=actor, expires_at=
+                                             timezone.now() + timedelta(hours=settings.DEDUP_PASSWORD_CODE_HOURS))
+        trail_record(actor=actor, action="user.code", target=user, after={"expires_at": issued.expires_at})
     return "-".join(code[i:i + 4] for i in range(0, len(code), 4))
 
 
@@ -237,25 +315,88 @@ def record_refusal(user) -> str:
         "you judge or sign, so that only you can record as you") % {"who": who, "date": f"{chosen.chosen_at:%Y-%m-%d}"}
 
 
-def username_taken(username: str, *, other_than=None) -> bool:
-    """Whether another account has this user name in any case (a database index on lower(username) holds the
-    same rule for every path: dedup_site 0002)."""
-    users = get_user_model().objects.filter(username__iexact=(username or "").strip())
-    return (users.exclude(pk=other_than.pk) if other_than is not None else users).exists()
+def _others_names(other_than):
+    users = get_user_model().objects.all()
+    return (users.exclude(pk=other_than.pk) if other_than is not None else users).values("username")
+
+
+def username_problem(username: str, *, other_than=None) -> str:
+    """Why `username` cannot be an account's name ("" when it can): one rule for the Users page, Django admin's
+    add and rename, the shell (username_keyed: every save). Django's own validator and normalisation (NFKC),
+    no invisible character, no mix of scripts with a look-alike letter, and no other account (`other_than`
+    is the one being renamed) whose name has the same canonical form (dedup_site.names)."""
+    if not username:
+        return gettext("a user name is required")
+    normal = unicodedata.normalize("NFKC", username)
+    if normal != username:
+        return gettext("the user name %(name)s is not in its normal form (NFKC): %(normal)s") % {
+            "name": repr(username), "normal": repr(normal)}
+    hidden = names.invisible(username)
+    if hidden:
+        return gettext("the user name %(name)s holds characters that cannot be seen: %(chars)s") % {
+            "name": repr(username), "chars": ", ".join(hidden)}
+    if names.mixes_scripts(username):
+        return gettext("the user name %(name)s mixes scripts with letters that look like another's (as а in "
+                       "Cyrillic and a in Latin); write it in one script") % {"name": repr(username)}
+    try:
+        UnicodeUsernameValidator()(username)
+    except ValidationError as error:
+        return " ".join(error.messages)
+    twin = UsernameKey.objects.filter(canonical=names.canonical(username),
+                                      username__in=_others_names(other_than)).values_list("username", flat=True)
+    twin = twin.first() or get_user_model().objects.filter(username=username).exclude(
+        pk=other_than.pk if other_than is not None else None).values_list("username", flat=True).first()
+    if twin:
+        return gettext("the user name %(name)s is taken by %(other)s (user names are told apart without case, "
+                       "width or accents' composition)") % {"name": repr(username), "other": repr(twin)}
+    return ""
+
+
+def username_keyed(sender, instance, update_fields=None, **kwargs) -> None:
+    """pre_save of the user model: a new name, or a changed one, follows username_problem's rule, and its
+    canonical form is written first (UsernameKey, unique: the database refuses a user row without its key, so
+    QuerySet.update and SQL cannot skip this)."""
+    if update_fields is not None and "username" not in update_fields:
+        return
+    name = instance.get_username()
+    key = names.canonical(name)
+    if instance.pk is not None and UsernameKey.objects.filter(
+            username=name, canonical=key, username__in=type(instance).objects.filter(pk=instance.pk).values(
+                "username")).exists():
+        return  # the name it has, checked when it was given
+    problem = username_problem(name, other_than=instance if instance.pk else None)
+    if problem:
+        raise ValidationError(problem, code="invalid")
+    try:
+        with guards.writing(USERNAME_WRITER):
+            # Keys no other account holds any longer (a rename's old name, a save that failed) give way.
+            UsernameKey.objects.filter(canonical=key).exclude(username__in=_others_names(
+                instance if instance.pk else None)).delete()
+            UsernameKey.objects.filter(username=name).delete()
+            UsernameKey.objects.create(username=name, canonical=key)
+    except IntegrityError:  # a twin saved at the same moment
+        raise ValidationError(gettext("the user name %(name)s is taken (user names are told apart without case, "
+                                      "width or accents' composition)") % {"name": repr(name)},
+                              code="unique") from None
+
+
+def user_named(name: str):
+    """The account whose name is `name` up to its canonical form (the commands' USERNAME), or None."""
+    key = UsernameKey.objects.filter(canonical=names.canonical(name or "")).values_list("username", flat=True)
+    return get_user_model().objects.filter(username__in=key).first()
 
 
 def reviewer_create(*, actor, username: str, password: str, role: str, full_name: str = ""):
     """A new active account with one role."""
     if not actor.has_perm("auth.add_user"):
         raise AccountRefused(gettext("creating accounts needs the admin role"))
+    refuse_foreign_actor(actor)
     group = _group(actor, role)
     User = get_user_model()
-    username = (username or "").strip()
-    if not username:
-        raise AccountRefused(gettext("a user name is required"))
-    if username_taken(username):
-        raise AccountRefused(gettext("the user name %(name)s is taken (user names are told apart without case)") % {
-            "name": repr(username)})
+    username = User.normalize_username((username or "").strip())
+    problem = username_problem(username)
+    if problem:
+        raise AccountRefused(problem)
     first, _, last = (full_name or "").strip().partition(" ")
     user = User(username=username, first_name=first, last_name=last)
     try:
@@ -267,26 +408,37 @@ def reviewer_create(*, actor, username: str, password: str, role: str, full_name
         user.save()
         user.groups.add(group)
         password_chosen_by(user=user, actor=actor)
+        trail_record(actor=actor, action="user.create", target=user, after={
+            "role": role, "full_name": user.get_full_name(), "active": True})
     return user
 
 
 def reviewer_role_set(*, actor, user, role: str) -> None:
     """Replace the user's role (their other groups, if any, are kept)."""
+    refuse_foreign_actor(actor)
     _check(actor, user)
     group = _group(actor, role)
+    before = role_of(user)
     with transaction.atomic():
         user.groups.remove(*Group.objects.filter(name__in=ROLE_GROUPS))
         user.groups.add(group)
+        trail_record(actor=actor, action="user.role", target=user, before={"role": before}, after={"role": role})
 
 
 def reviewer_active_set(*, actor, user, active: bool) -> None:
     """Deactivate (they can no longer log in; their judgements stay theirs) or reactivate an account."""
+    refuse_foreign_actor(actor)
     _check(actor, user)
-    type(user).objects.filter(pk=user.pk).update(is_active=active)
+    with transaction.atomic():
+        trail_record(actor=actor, action="user.reactivate" if active else "user.deactivate", target=user,
+                     before={"active": user.is_active}, after={"active": active})
+        type(user).objects.filter(pk=user.pk).update(is_active=active)
     user.is_active = active
 
 
 def reviewer_password_set(*, actor, user, password: str) -> None:
+    refuse_foreign_actor(actor)
     _check(actor, user)
     with _password_replaced(user, password):
         password_chosen_by(user=user, actor=actor)
+        trail_record(actor=actor, action="user.password", target=user, after={"chosen_by": actor.get_username()})

@@ -1,11 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import get_user_model
-from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 
 from dedup_site import accounts
+from dedup_site.trail import trail_record
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -23,26 +25,50 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 User = get_user_model()
 admin.site.unregister(User)
+admin.site.unregister(Group)
 
 
-class _CaseFreeUsername:
-    """User names are told apart without case on every path (a database index holds it too: dedup_site 0002),
-    so that the dashboard and the sheets never name two people alike."""
+def _permissions(holder) -> list[str]:
+    return sorted(f"{app}.{codename}" for app, codename in holder.permissions.values_list(
+        "content_type__app_label", "codename")) if isinstance(holder, Group) else sorted(
+        f"{app}.{codename}" for app, codename in holder.user_permissions.values_list(
+            "content_type__app_label", "codename"))
+
+
+def _changed(before: dict, after: dict) -> tuple[dict, dict]:
+    keys = [k for k in after if before.get(k) != after[k]]
+    return {k: before[k] for k in keys if k in before}, {k: after[k] for k in keys}
+
+
+class _OneRuleUsername:
+    """User names follow one rule on every path (dedup_site.accounts.username_problem; the database holds their
+    canonical forms unique: UsernameKey), so that the dashboard and the sheets never name two people alike."""
 
     def clean_username(self):
         username = self.cleaned_data.get("username")
-        if username and accounts.username_taken(username, other_than=self.instance if self.instance.pk else None):
-            raise ValidationError(f"the user name {username!r} is taken (user names are told apart without case)",
-                                  code="unique")
+        if self.instance.pk and username == type(self.instance).objects.filter(pk=self.instance.pk).values_list(
+                "username", flat=True).first():
+            return username  # the name it has (one given before this rule keeps it while other fields change)
+        problem = accounts.username_problem(username, other_than=self.instance if self.instance.pk else None)
+        if username and problem:
+            raise ValidationError(problem, code="invalid")
         return username
 
 
-class RenameForm(_CaseFreeUsername, UserChangeForm):
+class RenameForm(_OneRuleUsername, UserChangeForm):
     pass
 
 
-class AddForm(_CaseFreeUsername, AdminUserCreationForm):
+class AddForm(_OneRuleUsername, AdminUserCreationForm):
     pass
+
+
+def _password_chosen_by_other(user) -> bool:
+    try:
+        accounts.refuse_foreign_actor(user)
+    except accounts.AccountRefused:
+        return True
+    return False
 
 
 @admin.register(User)
@@ -55,6 +81,12 @@ class RoleSafeUserAdmin(UserAdmin):
     add_form = AddForm
     ALWAYS_LOCKED = ("last_login", "date_joined")
     PRIVILEGES = ("is_superuser", "is_staff", "user_permissions")
+    TRAILED = ("username", "first_name", "last_name", "email", "is_active", "is_staff", "is_superuser")
+
+    def _state(self, user) -> dict:
+        """What the trail keeps of an account before and after a change here (never its password)."""
+        return {**{f: getattr(user, f) for f in self.TRAILED},
+                "groups": sorted(user.groups.values_list("name", flat=True)), "permissions": _permissions(user)}
 
     def get_queryset(self, request):
         users = super().get_queryset(request)
@@ -71,8 +103,14 @@ class RoleSafeUserAdmin(UserAdmin):
             locked += list(self.PRIVILEGES)
         return locked
 
+    def has_add_permission(self, request):
+        # Whoever chose this admin's password could be the one at the keyboard (accounts.refuse_foreign_actor).
+        return not _password_chosen_by_other(request.user) and super().has_add_permission(request)
+
     def has_change_permission(self, request, obj=None):
         if obj is not None and obj.pk != request.user.pk and not accounts.may_manage(request.user, obj):
+            return False
+        if _password_chosen_by_other(request.user):
             return False
         return super().has_change_permission(request, obj)
 
@@ -80,14 +118,20 @@ class RoleSafeUserAdmin(UserAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
+        # The state before, for the trail entry save_related records once the groups are saved too.
+        obj._trail_before = self._state(User.objects.get(pk=obj.pk)) if change else {}
         super().save_model(request, obj, form, change)
         if not change:  # the add page sets the password its creator typed
             accounts.password_chosen_by(user=obj, actor=request.user)
 
     def user_change_password(self, request, id, form_url=""):
-        response = super().user_change_password(request, id, form_url)
-        if request.method == "POST" and response.status_code == 302 and str(request.user.pk) != str(id):
-            accounts.password_chosen_by(user=self.get_object(request, id), actor=request.user)
+        with transaction.atomic():  # the new password and its trail entry together
+            response = super().user_change_password(request, id, form_url)
+            if request.method == "POST" and response.status_code == 302 and str(request.user.pk) != str(id):
+                user = self.get_object(request, id)
+                accounts.password_chosen_by(user=user, actor=request.user)
+                trail_record(actor=request.user, action="user.password", target=user,
+                             after={"chosen_by": request.user.get_username(), "in": "Django admin"})
         return response
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
@@ -102,3 +146,26 @@ class RoleSafeUserAdmin(UserAdmin):
             if {g.name for g in form.cleaned_data["groups"]} - allowed:
                 raise PermissionDenied("only a superuser may give that role")
         super().save_related(request, form, formsets, change)
+        before, after = _changed(getattr(form.instance, "_trail_before", {}), self._state(form.instance))
+        if after or not change:  # in the admin's own transaction (changeform_view is atomic)
+            trail_record(actor=request.user, action="user.change" if change else "user.create", target=form.instance,
+                         before=before, after={**after, "in": "Django admin"})
+
+
+@admin.register(Group)
+class TrailedGroupAdmin(GroupAdmin):
+    """Django's group admin; a change of a group's permissions (a role's, when the group is one) is trailed."""
+
+    def save_model(self, request, obj, form, change):
+        obj._trail_before = {"name": Group.objects.get(pk=obj.pk).name, "permissions": _permissions(
+            Group.objects.get(pk=obj.pk))} if change else {}
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        group = form.instance
+        before, after = _changed(getattr(group, "_trail_before", {}), {"name": group.name,
+                                                                       "permissions": _permissions(group)})
+        if after:
+            trail_record(actor=request.user, action="group.change", target=group, before=before,
+                         after={**after, "in": "Django admin"})

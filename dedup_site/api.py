@@ -16,11 +16,12 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import exceptions, fields, permissions, serializers, status
-from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from dedup_site.api_auth import BearerTokenAuthentication
+from dedup_site.api_renderers import JSONRenderer
+from dedup_site.http import MAX_ID, request_limit_rule
 from dedup_site.models import IdempotentResponse
 
 # --- the token scheme in the schema, permissions ----------------------------------------------------------
@@ -75,7 +76,10 @@ class Unavailable(exceptions.APIException):
 
 def exception_handler(exc, context):
     """Every error as {"detail": "...", "errors": {field: [rule, ...]}} (errors only for a 400 that names
-    fields), so a pipeline reads one shape."""
+    fields), so a pipeline reads one shape. A body Django refuses to read (too large, too many fields) is a 400
+    naming the limit, as any other rule (Django's own answer would be an HTML page)."""
+    if rule := request_limit_rule(exc):
+        exc = exceptions.ValidationError({"non_field_errors": [rule]})
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -98,6 +102,17 @@ def exception_handler(exc, context):
     return response
 
 
+def id_in(data, name: str) -> int:
+    """A positive whole-number id from a body (a JSON number or its digits as text), else a 400 naming the
+    field. true and false are not ids, although Python counts them as 1 and 0."""
+    value = data.get(name) if hasattr(data, "get") else None
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_ID:
+        raise exceptions.ValidationError({name: ["must be an id: a positive whole number (not true or false)"]})
+    return value
+
+
 def form_input(form_class: type[forms.Form], data, **form_kwargs) -> forms.Form:
     """The form bound to an API body: a field the body leaves out takes the form's initial value where it has
     one (a JSON body that omits `exact` means the default, where an unticked box means False)."""
@@ -111,7 +126,14 @@ def form_input(form_class: type[forms.Form], data, **form_kwargs) -> forms.Form:
 
 
 def checked(form: forms.Form) -> dict:
-    """The form's cleaned data, or a 400 naming each field and the rule it broke (the web's own form)."""
+    """The form's cleaned data, or a 400 naming each field and the rule it broke (the web's own form). A JSON
+    true or false is taken by a yes-no field only: Python counts them as 1 and 0, and as text they are
+    "True" and "False"."""
+    booleans = {name: [f"must not be {str(value).lower()}: true and false are for yes-no fields only"]
+                for name, value in form.data.items() if isinstance(value, bool) and name in form.fields and
+                not isinstance(form.fields[name], forms.BooleanField)}
+    if booleans:
+        raise exceptions.ValidationError(booleans)
     if not form.is_valid():
         raise exceptions.ValidationError({("non_field_errors" if name == "__all__" else name): list(errors)
                                           for name, errors in form.errors.items()})

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.db import connections
 from django.db.backends.signals import connection_created
-from django.db.models.signals import post_migrate, post_save
+from django.db.models.signals import post_migrate, post_save, pre_save
 
 
 def _guards_after_migrate(using="default", plan=None, **_kwargs) -> None:
@@ -26,9 +26,14 @@ class DedupSiteConfig(AppConfig):
         from dedup_site import languages
 
         user_logged_in.connect(languages.logged_in, dispatch_uid="dedup_language_at_log_in")
-        # Any new password saved outside its owner's own Password page is marked as chosen by someone else.
+        # The database marks any new password saved outside its owner's own Password page as chosen by someone
+        # else; what a request read of the user's password is asked again after a save.
         post_save.connect(accounts.password_saved, sender=settings.AUTH_USER_MODEL,
                           dispatch_uid="dedup_site.password_saved")
+        # Every new or changed user name follows one rule, and its canonical form goes first (the database
+        # refuses a user row without it).
+        pre_save.connect(accounts.username_keyed, sender=settings.AUTH_USER_MODEL,
+                         dispatch_uid="dedup_site.username_keyed")
 
         connection_created.connect(guards.register_writer_function, dispatch_uid="dedup_site.writer_function")
         post_migrate.connect(ensure_roles, sender=self, dispatch_uid="dedup_site.ensure_roles")

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
-from dedup_site import progress
+from dedup_site import progress, storable
 from dedup_site.numerals import LocalCount
 from dedup_site.queues import QueueUnavailable, enqueue, listening_workers
 
@@ -41,9 +41,12 @@ def failure_recorded(fail: Callable[[str], None]) -> Iterator[None]:
 
 def mark_failed(model, pk: int, error: str, *, final: tuple[str, ...]) -> None:
     """Mark the row failed with the error, unless it ended already: `final` states, or failed (the first
-    failure recorded, with its traceback, is the one kept; a failure callback that follows adds nothing)."""
+    failure recorded, with its traceback, is the one kept; a failure callback that follows adds nothing).
+    The error is stored escaped (storable.shown, NUL as \\x00): a message quoting text that no column can store
+    would make the update itself fail and leave the row running for ever."""
     model.objects.filter(pk=pk).exclude(status__in=[*final, model.Status.FAILED]).update(
-        status=model.Status.FAILED, finished_at=timezone.now(), error=error[:10000])
+        status=model.Status.FAILED, finished_at=timezone.now(), error=storable.shown(error[:10000]).replace(
+            "\x00", "\\x00"))
 
 
 def failure_message(exc_type, exc_value) -> str:

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.urls import get_script_prefix, get_urlconf
 from django.utils.functional import SimpleLazyObject
 
-from dedup_site import accounts
+from dedup_site import accounts, tokens
 from dedup_site import roles as role_perms
 from dedup_site.links import link
 
@@ -13,7 +13,7 @@ from dedup_site.links import link
 NAV = {"corpora": "screening:corpus_list", "review": "review:queue", "arbitration": "review:arbitration_queue",
        "sign": "review:sign", "users": "users:list", "admin": "admin:index", "logout": "logout",
        "password": "password_change", "tokens": "api_tokens", "review_next": "review:next",
-       "review_undo": "review:undo"}
+       "review_undo": "review:undo", "trail": "trail:list"}
 
 
 @cache
@@ -36,6 +36,9 @@ def roles(request):
         "can_arbitrate": user.has_perm(role_perms.ARBITRATE),
         "can_export": user.has_perm(role_perms.EXPORT),
         "can_manage_users": user.has_perm("auth.change_user"),
+        "can_view_trail": user.has_perm(role_perms.VIEW_TRAIL),
+        # A token someone else made acts as this user: told on every page until they acknowledge or revoke it.
+        "tokens_made_by_others": SimpleLazyObject(lambda: tokens.told_of(user)),
         # Read only by the pages that show it (the review pages' banner): why this user may not record now.
         "record_refusal": SimpleLazyObject(lambda: accounts.record_refusal(user)),
     }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 PG_FUNCTION = (
     "CREATE OR REPLACE FUNCTION dedup_guard_refuse() RETURNS trigger AS $$ BEGIN "
@@ -46,6 +47,7 @@ PG_WRITER_FUNCTION = (
     "END IF; IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END; $$ LANGUAGE plpgsql"
 )
 SQLITE_WRITER_FUNCTION = "dedup_writer"  # registered on every SQLite connection (register_writer_function)
+SQLITE_NOW_FUNCTION = "dedup_now"
 
 _WRITER: contextvars.ContextVar[str] = contextvars.ContextVar("dedup_writer", default="")
 
@@ -92,11 +94,18 @@ class WriterGuard:
         return out
 
 
+def _utc_now_text() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")  # as Django stores a time on SQLite
+
+
 def register_writer_function(sender=None, connection=None, **_kwargs) -> None:
     """connection_created: SQLite's triggers ask this process which writer declared itself (a connection
-    without the function, such as the sqlite3 shell, fails every guarded write)."""
+    without the function, such as the sqlite3 shell, fails every guarded write), and the time to the
+    microsecond (SQLite's own 'now' has milliseconds: a code issued in the same millisecond before a password
+    was changed would pass for one issued after)."""
     if connection is not None and connection.vendor == "sqlite":
         connection.connection.create_function(SQLITE_WRITER_FUNCTION, 0, lambda: _WRITER.get() or None)
+        connection.connection.create_function(SQLITE_NOW_FUNCTION, 0, _utc_now_text)
 
 
 @contextmanager
@@ -113,6 +122,7 @@ def writing(writer: str, using: str = "default", savepoint: bool = True):
     from dedup_site.prepared import preparing_cursor
 
     connection = connections[using]
+    outer = _WRITER.get()  # put back when the block ends (a writer declared around this one)
     token = _WRITER.set(writer)
     try:
         with transaction.atomic(using=using, savepoint=savepoint):
@@ -122,7 +132,7 @@ def writing(writer: str, using: str = "default", savepoint: bool = True):
             yield
             if connection.vendor == "postgresql":
                 with preparing_cursor(connection) as cursor:
-                    cursor.execute("SELECT set_config('dedup.writer', %s, true)", [""])
+                    cursor.execute("SELECT set_config('dedup.writer', %s, true)", [outer])
     finally:
         _WRITER.reset(token)
 
@@ -195,15 +205,105 @@ def remove(connection, guards: list[Guard | WriterGuard]) -> None:
 
 USERNAME_INDEX = "dedup_username_lower_unique"  # made by dedup_site 0002
 
+# A password hash written by anything but these two is someone else's choice (password_marks).
+OWN_PASSWORD_WRITER = "dedup_site.own_password"  # noqa: S105 - a writer's name; the owner's own Password page
+REHASH_WRITER = "dedup_site.password_rehash"  # the same password hashed anew at log-in (dedup_site.auth)
+USERS, MARKS, USERNAME_KEYS = "auth_user", "dedup_site_passwordchosenbyother", "dedup_site_usernamekey"
+PASSWORD_MARK_TRIGGERS = (f"{USERS}_password_chosen_insert", f"{USERS}_password_chosen_update")
+USERNAME_KEY_TRIGGERS = (f"{USERS}_username_keyed_insert", f"{USERS}_username_keyed_update")
+
+
+def password_marks(vendor: str) -> list[str]:
+    """Triggers that mark an account's password as chosen by someone else (a PasswordChosenByOther row, its
+    chooser unknown: a page that knows who chose it says so after) whenever its stored hash changes, or a row
+    is inserted with a usable one, unless the owner's Password page or a re-hash at log-in declared itself for
+    the transaction (`writing`). So every path is covered — create_user, createsuperuser, QuerySet.update, an
+    assignment saved with update_fields, SQL — now and later. An unusable password (`!...`) lets no one log
+    in: it needs no mark (nor does it lift one)."""
+    usable = "substr(NEW.password, 1, 1) <> '!' AND NEW.password <> ''"
+    upsert = ("ON CONFLICT (user_id) DO UPDATE SET chosen_by_id = NULL, chosen_at = excluded.chosen_at")
+    insert, update = PASSWORD_MARK_TRIGGERS
+    if vendor == "postgresql":
+        return [
+            "CREATE OR REPLACE FUNCTION dedup_password_chosen() RETURNS trigger AS $$ BEGIN "  # noqa: S608 - constants
+            "IF coalesce(current_setting('dedup.writer', true), '') NOT IN "
+            f"('{OWN_PASSWORD_WRITER}', '{REHASH_WRITER}') THEN "
+            f"INSERT INTO {MARKS} (user_id, chosen_by_id, chosen_at) VALUES (NEW.id, NULL, clock_timestamp()) "
+            f"{upsert}; END IF; RETURN NULL; END; $$ LANGUAGE plpgsql",
+            f"DROP TRIGGER IF EXISTS {insert} ON {USERS}",
+            f"CREATE TRIGGER {insert} AFTER INSERT ON {USERS} FOR EACH ROW WHEN ({usable}) "
+            "EXECUTE FUNCTION dedup_password_chosen()",
+            f"DROP TRIGGER IF EXISTS {update} ON {USERS}",
+            f"CREATE TRIGGER {update} AFTER UPDATE OF password ON {USERS} FOR EACH ROW "
+            f"WHEN (OLD.password IS DISTINCT FROM NEW.password AND {usable}) EXECUTE FUNCTION dedup_password_chosen()",
+        ]
+    undeclared = f"coalesce({SQLITE_WRITER_FUNCTION}(), '') NOT IN ('{OWN_PASSWORD_WRITER}', '{REHASH_WRITER}')"
+    mark = (f"BEGIN INSERT INTO {MARKS} (user_id, chosen_by_id, chosen_at) VALUES (NEW.id, NULL, "  # noqa: S608
+            f"{SQLITE_NOW_FUNCTION}()) {upsert}; END")
+    return [
+        f"DROP TRIGGER IF EXISTS {insert}",
+        f"CREATE TRIGGER {insert} AFTER INSERT ON {USERS} WHEN {usable} AND {undeclared} {mark}",
+        f"DROP TRIGGER IF EXISTS {update}",
+        f"CREATE TRIGGER {update} AFTER UPDATE OF password ON {USERS} "
+        f"WHEN OLD.password IS NOT NEW.password AND {usable} AND {undeclared} {mark}",
+    ]
+
+
+def username_keys(vendor: str) -> list[str]:
+    """Triggers that refuse a user row whose name has no UsernameKey (its canonical form, unique), so that no
+    path, QuerySet.update or SQL included, gives an account a name without the check of dedup_site.accounts."""
+    missing = f"NOT EXISTS (SELECT 1 FROM {USERNAME_KEYS} WHERE username = NEW.username)"  # noqa: S608
+    refusal = (f"{USERS}: a user name needs its canonical key (dedup_site.accounts, dedup_site.names); "
+               "save accounts through the ORM")
+    insert, update = USERNAME_KEY_TRIGGERS
+    if vendor == "postgresql":
+        return [
+            "CREATE OR REPLACE FUNCTION dedup_username_keyed() RETURNS trigger AS $$ BEGIN "
+            f"IF {missing} THEN RAISE EXCEPTION '{refusal}: % refused', TG_OP; END IF; RETURN NEW; END; "
+            "$$ LANGUAGE plpgsql",
+            f"DROP TRIGGER IF EXISTS {insert} ON {USERS}",
+            f"CREATE TRIGGER {insert} BEFORE INSERT ON {USERS} FOR EACH ROW EXECUTE FUNCTION dedup_username_keyed()",
+            f"DROP TRIGGER IF EXISTS {update} ON {USERS}",
+            f"CREATE TRIGGER {update} BEFORE UPDATE OF username ON {USERS} FOR EACH ROW "
+            "WHEN (OLD.username IS DISTINCT FROM NEW.username) EXECUTE FUNCTION dedup_username_keyed()",
+        ]
+    return [
+        f"DROP TRIGGER IF EXISTS {insert}",
+        f"CREATE TRIGGER {insert} BEFORE INSERT ON {USERS} WHEN {missing} "
+        f"BEGIN SELECT RAISE(ABORT, '{refusal}: INSERT refused'); END",
+        f"DROP TRIGGER IF EXISTS {update}",
+        f"CREATE TRIGGER {update} BEFORE UPDATE OF username ON {USERS} "
+        f"WHEN OLD.username IS NOT NEW.username AND {missing} "
+        f"BEGIN SELECT RAISE(ABORT, '{refusal}: UPDATE refused'); END",
+    ]
+
+
+def drop_triggers(connection, names: tuple[str, ...]) -> None:
+    with connection.cursor() as cursor:
+        for name in names:
+            cursor.execute(f"DROP TRIGGER IF EXISTS {name}" + (f" ON {USERS}" if connection.vendor == "postgresql"
+                                                               else ""))
+
+
+def install_account_triggers(connection, statements: list[str]) -> None:
+    with connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+
 
 def sync(connection, **_kwargs) -> None:
-    """Install every registered guard on the tables that exist (after each migrate), and the index that keeps
-    user names unique without case (SQLite drops an index Django does not know of when it rebuilds a table)."""
+    """Install every registered guard on the tables that exist (after each migrate), the index that keeps
+    user names unique without case (SQLite drops an index Django does not know of when it rebuilds a table),
+    and the triggers on the accounts' table (password_marks, username_keys), which a rebuild drops too."""
     tables = _existing_tables(connection)
     install(connection, [g for g in registered() if g.table in tables])
     if "dedup_site_passwordcode" in tables:  # dedup_site 0002 is applied: no two names differ only by case
         with connection.cursor() as cursor:
             cursor.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {USERNAME_INDEX} ON auth_user (lower(username))")
+    if USERS in tables and MARKS in tables:
+        install_account_triggers(connection, password_marks(connection.vendor))
+    if USERS in tables and USERNAME_KEYS in tables:  # dedup_site 0006 gave every account its key
+        install_account_triggers(connection, username_keys(connection.vendor))
 
 
 def installed(connection) -> set[str]:

@@ -1,14 +1,16 @@
-"""Direct access to the project's Redis: the queue object itself and connection settings for libraries
-that build their own client. The apps reach Redis through `queues` (enqueue a job) and `progress`; only
-the run's fan-out (its chunk jobs and staging keys) and the persistent LSH index use this module, which
-import-linter enforces (pyproject.toml)."""
+"""Direct access to the project's Redis: the queue object itself, connection settings for libraries
+that build their own client, and the API's rate windows (`rate_take`, for dedup_site.api_auth). The apps
+reach Redis through `queues` (enqueue a job) and `progress`; only the run's fan-out (its chunk jobs and
+staging keys) and the persistent LSH index use this module, which import-linter enforces (pyproject.toml)."""
 
 from __future__ import annotations
+
+import uuid
 
 import django_rq
 import redis
 from django.conf import settings
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.connection import parse_url
 from redis.retry import Retry
 from rq import Queue
@@ -58,3 +60,47 @@ def redis_kwargs() -> dict:
     if "path" in kwargs:
         kwargs["unix_socket_path"] = kwargs.pop("path")
     return kwargs
+
+
+# A sliding window a key: a sorted set of the admitted requests' times, read and written by one script, so
+# that counting and admitting are one step however many processes ask at once. The time is the server's
+# (TIME), so web processes on several machines count alike whatever their clocks say. A refused request is
+# not counted (as DRF's own throttle); the answer is the microseconds until the oldest one leaves the window.
+_WINDOW = """
+local now = redis.call('TIME')
+local t = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t - window)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], t, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
+  return 0
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return math.max(1, tonumber(oldest[2]) + window - t)
+"""
+_rate_clients: dict[str, tuple[redis.Redis, object]] = {}
+
+
+def _rate_script():
+    url = settings.RQ_QUEUES["default"]["URL"]
+    if url not in _rate_clients:
+        # One client a process, kept (its pool reconnects after a fork); no retries and short timeouts: a web
+        # request asks once and goes on without an answer rather than wait out an outage.
+        client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1, retry=Retry(NoBackoff(), 0))
+        _rate_clients[url] = (client, client.register_script(_WINDOW))
+    return _rate_clients[url][1]
+
+
+def rate_take(key: str, *, limit: int, seconds: int) -> float:
+    """Count one request under `key` against `limit` in any `seconds`, shared by every process on this Redis:
+    0.0 when it is admitted, else the seconds until it would be. Raises redis.RedisError (or OSError) when
+    Redis does not answer; the embedded server is started first if it is not running."""
+    args = (limit, seconds * 1_000_000, uuid.uuid4().hex)
+    try:
+        waited = _rate_script()(keys=[key], args=args)
+    except redis.ConnectionError:
+        if not ensure_redis():  # nothing was started: the server is away, not merely not started yet
+            raise
+        waited = _rate_script()(keys=[key], args=args)
+    return waited / 1_000_000

@@ -14,9 +14,10 @@ START_RUN = "screening.start_run"
 EXPORT = "screening.export_results"
 REVIEW = "review.review_pair"
 ARBITRATE = "review.arbitrate_pair"
+VIEW_TRAIL = "dedup_site.view_trailentry"  # the trail of administrative acts (dedup_site.trail)
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {
-    ADMINS: [UPLOAD, START_RUN, EXPORT, "auth.view_user", "auth.add_user", "auth.change_user"],
+    ADMINS: [UPLOAD, START_RUN, EXPORT, VIEW_TRAIL, "auth.view_user", "auth.add_user", "auth.change_user"],
     EDITORS: [REVIEW],
     ARBITERS: [REVIEW, ARBITRATE],
 }

@@ -83,7 +83,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",  # the session's choice, else the browser's Accept-Language
     "django.middleware.common.CommonMiddleware",
-    "dedup_site.http.refuse_nul_parameters",
+    "dedup_site.http.refuse_unstorable_text",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
@@ -99,7 +99,7 @@ WSGI_APPLICATION = "dedup_site.wsgi.application"
 
 TEMPLATES = [
     {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "BACKEND": "dedup_site.template_backend.ShownTemplates",
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
@@ -180,7 +180,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["dedup_site.api_auth.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["dedup_site.api_auth.TokenRateThrottle"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["dedup_site.api_renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["dedup_site.api_parsers.ObjectJSONParser", "rest_framework.parsers.MultiPartParser",
                                "rest_framework.parsers.FormParser"],
     "DEFAULT_SCHEMA_CLASS": "dedup_site.api.Schema",

@@ -13,6 +13,8 @@ urlpatterns = [
     path("accounts/password/", users.password_change, name="password_change"),
     path("accounts/tokens/", users.api_tokens, name="api_tokens"),
     path("accounts/tokens/<int:pk>/revoke/", users.api_token_revoke, name="api_token_revoke"),
+    path("accounts/tokens/<int:pk>/acknowledge/", users.api_token_acknowledge, name="api_token_acknowledge"),
+    path("trail/", include("dedup_site.trail_page")),
     path("admin/", admin.site.urls),
     path("users/", include("dedup_site.users")),
     path("review/", include("review.urls")),

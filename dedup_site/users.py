@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, update_session_auth_hash
-from django.contrib.auth.forms import PasswordChangeForm
+from django.contrib.auth.forms import PasswordChangeForm, UsernameField
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.utils.translation import gettext
@@ -14,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, tokens
+from dedup_site.auth import password_matches
 from dedup_site.messages import form_errors
 from dedup_site.roles import permission_required
 
@@ -21,7 +24,7 @@ MANAGE = "auth.change_user"
 
 
 class CreateForm(forms.Form):
-    username = forms.CharField(max_length=150)
+    username = UsernameField(max_length=150)  # normalised (NFKC) as Django's own forms do; the rule: accounts
     full_name = forms.CharField(max_length=300, required=False, label=_("Full name"))
     role = forms.ChoiceField(choices=[])
     password = forms.CharField(widget=forms.PasswordInput, help_text=_("at least 10 characters, not a common one"))
@@ -35,7 +38,9 @@ def _list(request, form: CreateForm, status: int = 200, issued: dict | None = No
     User = get_user_model()
     users = User.objects.prefetch_related("groups", "user_permissions").order_by("-is_active", "username")
     foreign = dict(accounts.foreign_passwords())
-    rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u), foreign.get(u.pk, False)) for u in users]
+    others = Counter(tokens.made_by_others().values_list("user_id", flat=True))
+    rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u), foreign.get(u.pk, False), others[u.pk])
+            for u in users]
     return render(request, "users/list.html", {
         "rows": rows, "form": form, "roles": list(accounts.roles_grantable(request.user)), "issued": issued,
     }, status=status)
@@ -128,6 +133,13 @@ class OwnPasswordForm(PasswordChangeForm):
                            widget=forms.TextInput(attrs={"autocomplete": "off"}),
                            help_text=_("from an admin other than the one who chose your password, or from the server"))
 
+    def clean_old_password(self):
+        # Django's check, through the one that lets a re-hash pass unmarked (dedup_site.auth.password_matches).
+        old_password = self.cleaned_data["old_password"]
+        if not password_matches(self.user, old_password):
+            raise forms.ValidationError(self.error_messages["password_incorrect"], code="password_incorrect")
+        return old_password
+
 
 @require_http_methods(["GET", "POST"])
 def password_change(request):
@@ -162,7 +174,7 @@ def api_tokens(request):
     shown = None
     if request.method == "POST" and form.is_valid():
         try:
-            token, shown = tokens.token_create(user=request.user, **form.cleaned_data)
+            token, shown = tokens.token_create(user=request.user, actor=request.user, **form.cleaned_data)
         except tokens.TokenRefused as error:
             messages.error(request, gettext("Not created: {error}").format(error=error))
         else:
@@ -170,14 +182,25 @@ def api_tokens(request):
                 "Token {name} created. Copy it now: it is not shown again.").format(name=token.name))
             form = TokenForm()
     return render(request, "users/tokens.html", {"form": form, "shown": shown,
-                                                 "tokens": tokens.tokens_of(request.user)})
+                                                 "tokens": tokens.tokens_of(request.user).select_related("created_by")})
 
 
 @require_POST
 def api_token_revoke(request, pk):
-    token = get_object_or_404(tokens.tokens_of(request.user), pk=pk)
+    token = get_object_or_404(tokens.tokens_of(request.user).select_related("user"), pk=pk)
     tokens.token_revoke(actor=request.user, token=token)
     messages.success(request, gettext("Token {name} revoked.").format(name=token.name))
+    return redirect("api_tokens")
+
+
+@require_POST
+def api_token_acknowledge(request, pk):
+    """The owner knows of a token someone else made for them and keeps it: the banner about it goes."""
+    token = get_object_or_404(tokens.tokens_of(request.user).select_related("created_by"), pk=pk)
+    tokens.token_acknowledge(actor=request.user, token=token)
+    messages.success(request, gettext(
+        "Token {name} acknowledged. The records it makes are still listed apart when you sign, for you to accept "
+        "or refuse.").format(name=token.name))
     return redirect("api_tokens")
 
 

@@ -19,6 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
+from dedup_site import tokens
 from review import selectors
 from review.models import CurrentVerdict, Judgement, Lease, ReviewAction
 from review.services import (
@@ -42,7 +43,7 @@ MAX_CLUSTER_MEMBERS = 200  # beyond one look: such a cluster is decided pair by 
 BULK_LIMIT = 5000
 SPLIT_VERDICTS = (Verdict.VALID_REVISION, Verdict.PUBLIC_QUOTE, Verdict.KEEP_BOTH)
 ALREADY_MINE, FULL, BETWEEN_SPLITS = (  # keys, kept English; shown through gettext
-    gettext_noop("already judged by you"), gettext_noop("has the reviewers it needs"),
+    gettext_noop("already judged by you"), gettext_noop("held or judged by the reviewers it needs"),
     gettext_noop("between two members split off"))
 
 
@@ -151,10 +152,11 @@ def cluster_plan(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, verd
             "cluster": cluster})
     if keeper in splits:
         raise ReviewRefused(gettext("the retained version cannot be split off its own family"))
-    if verdict not in [v.value for v in Verdict] or any(v not in SPLIT_VERDICTS for v in splits.values()):
+    # A family is decided, not sent on: arbitration is asked pair by pair (as bulk refuses it too).
+    if verdict not in FINAL_VERDICTS or any(v not in SPLIT_VERDICTS for v in splits.values()):
         raise ReviewRefused(gettext(
             "a family's verdict is one of %(verdicts)s; a member split off is one of %(splits)s") % {
-            "verdicts": ", ".join(v.value for v in Verdict), "splits": ", ".join(v.value for v in SPLIT_VERDICTS)})
+            "verdicts": ", ".join(FINAL_VERDICTS), "splits": ", ".join(SPLIT_VERDICTS)})
     plan = Plan()
     for p in _judgeable(pairs, reviewer, plan):
         a, b = splits.get(p.left_id), splits.get(p.right_id)
@@ -173,7 +175,7 @@ def cluster_decide(*, run: ScreeningRun, cluster: int, reviewer, keeper: int, ve
                    splits: dict[int, str] | None = None) -> ReviewAction:
     """Record the cluster's decision: one judgement per pair of the plan, all or none."""
     splits = splits or {}
-    _, reason = _clean(verdict, reason, "", list(Verdict))
+    _, reason = _clean(verdict, reason, "", FINAL_VERDICTS)
     plan = cluster_plan(run=run, cluster=cluster, reviewer=reviewer, keeper=keeper, verdict=verdict, splits=splits)
     docs = dict(Document.objects.filter(pk__in=[keeper, *splits]).values_list("pk", "doc_id"))
     selection = {"keeper": keeper, "keeper_doc_id": docs[keeper],
@@ -193,9 +195,11 @@ def _record(plan: Plan, *, kind: str, run: ScreeningRun, reviewer, verdict: str,
             if plan.skipped else gettext("nothing to record"))
     refuse_foreign_password(reviewer)  # once for all its pairs (judge_locked checks a lone judgement)
     with derived_writes():  # one declaration for all its pairs (a transaction)
+        token, token_maker = tokens.made_with(reviewer)
         action = ReviewAction.objects.create(kind=kind, run=run, reviewer=reviewer, cluster=cluster,
                                              verdict=verdict, reason=reason, selection=selection,
-                                             judgements=len(plan.rows))
+                                             judgements=len(plan.rows), api_token_id=token,
+                                             token_created_by_id=token_maker)
         for row in sorted(plan.rows, key=lambda r: r.pair_id):  # locks taken in one order: no deadlock
             pair = _locked_pair(row.pair_id)
             if CurrentVerdict.objects.filter(pair=pair, reviewer=reviewer).exclude(verdict=WITHDRAWN).exists():
@@ -268,7 +272,7 @@ def bulk_plan(*, flt: selectors.QueueFilter, reviewer, verdict: str) -> Plan:
 def bulk_decide(*, flt: selectors.QueueFilter, reviewer, verdict: str, reason: str, token: str,
                 filters: dict) -> ReviewAction:
     """Record the previewed set: refused when the set changed since the preview (`token`)."""
-    _, reason = _clean(verdict, reason, "", list(Verdict))
+    _, reason = _clean(verdict, reason, "", FINAL_VERDICTS)
     plan = bulk_plan(flt=flt, reviewer=reviewer, verdict=verdict)
     if plan.token != token:
         raise ReviewRefused(gettext(
@@ -293,9 +297,11 @@ def action_undo(*, action: ReviewAction, reviewer) -> ReviewAction:
     with derived_writes():
         rows = list(CurrentVerdict.objects.filter(reviewer=reviewer, judgement__action=action)
                     .exclude(pair__arbitrations__isnull=False).select_related("judgement").order_by("pair_id"))
+        token, token_maker = tokens.made_with(reviewer)
         undo = ReviewAction.objects.create(kind=ReviewAction.Kind.UNDO, run_id=action.run_id, reviewer=reviewer,
                                            cluster=action.cluster, undoes=action, judgements=len(rows),
-                                           reason=f"undo of {action.kind} decision #{action.pk}")
+                                           reason=f"undo of {action.kind} decision #{action.pk}", api_token_id=token,
+                                           token_created_by_id=token_maker)
         for current in rows:
             withdrawal_locked(_locked_pair(current.pair_id), reviewer, current.judgement, undo.reason, action=undo)
     return undo

@@ -60,7 +60,25 @@ class InsertOnly(models.Model):
         raise PermissionError(f"{type(self).__name__} rows are insert-only")
 
 
-class ReviewAction(InsertOnly):
+class MadeWith(models.Model):
+    """How a record was made: the API token that made it (null: in a session; also every record made before
+    review 0013, when this was not kept) and who made that token (null with a token: the server's command line),
+    copied from the token so that the record itself says when it was made with a token its maker did not make."""
+
+    api_token = models.ForeignKey("dedup_site.ApiToken", null=True, blank=True, on_delete=models.PROTECT,
+                                  related_name="+")
+    token_created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="+")
+
+    class Meta:
+        abstract = True
+
+    def by_others_token(self, maker_id: int) -> bool:
+        """Made with a token that `maker_id` (the record's reviewer or arbiter) did not make themselves."""
+        return self.api_token_id is not None and self.token_created_by_id != maker_id
+
+
+class ReviewAction(MadeWith, InsertOnly):
     """One decision a reviewer took for many pairs at once: a cluster's (its retained version, its verdict,
     the members split off) or a filtered set's (bulk, after a preview); or the undo of such a decision. Each
     pair still gets its own judgement, pointing here. Insert-only like judgements (guard: review 0009)."""
@@ -90,7 +108,7 @@ class ReviewAction(InsertOnly):
         return f"{self.kind} action {self.pk} by {self.reviewer} on run {self.run_id}"
 
 
-class Judgement(InsertOnly):
+class Judgement(MadeWith, InsertOnly):
     """One reviewer's verdict on one pair. Never updated or deleted (guard: review 0006); a change of mind,
     or an undo, is a newer judgement. `action` names the cluster or bulk decision it was recorded by."""
 
@@ -113,7 +131,7 @@ class Judgement(InsertOnly):
         return f"{self.reviewer} on pair {self.pair_id}: {self.verdict}"
 
 
-class Arbitration(InsertOnly):
+class Arbitration(MadeWith, InsertOnly):
     """An arbiter's final decision on a pair. Never updated or deleted (guard: review 0006); the judgements
     it settles stay as they were."""
 
@@ -132,6 +150,23 @@ class Arbitration(InsertOnly):
 
     def __str__(self) -> str:
         return f"{self.arbiter} settled pair {self.pair_id}: {self.verdict}"
+
+
+class Referral(InsertOnly):
+    """A pair sent to arbitration by its cluster's settled verdicts (A=B, B=C, yet A≠C): once sent, only an
+    arbiter settles it, whatever its reviewers record afterwards (review.services._derive). Never updated or
+    deleted (DB_GUARDS): the pair's state is derived from it as from its judgements."""
+
+    pair = models.ForeignKey(CandidatePair, on_delete=models.PROTECT, related_name="referrals")
+    reason = models.CharField(max_length=300)  # the pair's flag, as the cluster check wrote it
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["pair", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id} sent to arbitration: {self.reason}"
 
 
 class ReviewPolicy(models.Model):
@@ -202,15 +237,22 @@ class CurrentVerdict(models.Model):
         indexes = [models.Index(fields=["reviewer", "run_id"])]
 
 
-class ReviewerSignature(InsertOnly):
-    """A reviewer's signature over every judgement and arbitration they recorded up to `signed_at`,
-    confirmed with their password. Never updated or deleted (guard: review 0006)."""
+class ReviewerSignature(MadeWith, InsertOnly):
+    """A reviewer's signature, confirmed with their password, over every judgement and arbitration they recorded
+    up to `signed_at`, except those made with an API token someone else made (or the server's command line):
+    of these it covers only the ones in `accepted`, which the reviewer accepted one by one. Never updated or
+    deleted (guard: review 0006)."""
 
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     full_name = models.CharField(max_length=300)
     meaning = models.TextField()
     signed_at = models.DateTimeField(auto_now_add=True)
     records = models.IntegerField(help_text="judgements and arbitrations covered when signed")
+    # Records made with a token someone else made, as {"judgements": [ids], "arbitrations": [ids]}: those the
+    # reviewer accepted as theirs when signing (covered), and those listed to them that they did not (refused:
+    # unsigned still, and a sheet says refused). One made after the page was read is in neither: unsigned.
+    accepted = models.JSONField(default=dict, blank=True)
+    refused = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["signed_at", "id"]
@@ -247,6 +289,7 @@ DB_GUARDS = [
     Guard("review_judgement"),
     Guard("review_reviewaction"),
     Guard("review_arbitration"),
+    Guard("review_referral"),
     Guard("review_reviewersignature"),
     Guard("review_sheetexport", rule="fixed once complete", frozen_when="OLD.status = 'complete'"),
     # Derived from the records above, by review.services alone (review 0010): a pair's review state (stored on

@@ -3,19 +3,22 @@ review state, leases and skips that hand pairs out, reviewer signatures, label s
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 from typing import NamedTuple
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connections, transaction
-from django.db.models import BigIntegerField, Exists, F, OuterRef, Q, Value
+from django.db.models import BigIntegerField, Exists, F, OuterRef, Value
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from dedup_site import accounts, guards
+from dedup_site import accounts, guards, tokens
+from dedup_site.auth import password_matches
 from dedup_site.prepared import Prepared, insert, preparing_cursor, update, upsert
 from dedup_site.roles import START_RUN
+from dedup_site.trail import trail_record
 from review import selectors
 from review.models import (
     DERIVED_WRITER,
@@ -24,6 +27,7 @@ from review.models import (
     CurrentVerdict,
     Judgement,
     Lease,
+    Referral,
     Retained,
     ReviewerSignature,
     ReviewPolicy,
@@ -100,13 +104,28 @@ _JUDGED_AND_LEASED = Prepared(lambda pk, now: CurrentVerdict.objects.filter(pair
         "reviewer_id", "leased"), all=True), kinds="id")
 
 
-# What _derive replays, kept compiled: the pair's arbitrations and judgements, oldest first, in one query (the
-# newest arbitration is the last of them; the judgements keep their order).
-_RECORD = ("verdict", "created_at", "id", "who", "arbitration")
-_RECORDS = Prepared(lambda pk: Arbitration.objects.filter(pair_id=pk).order_by().annotate(
-    who=Value(None, output_field=BigIntegerField()), arbitration=Value(True)).values_list(*_RECORD).union(
-    Judgement.objects.filter(pair_id=pk).order_by().annotate(who=F("reviewer_id"), arbitration=Value(False))
-    .values_list(*_RECORD), all=True).order_by("created_at", "id"))
+# What _derive replays, kept compiled: the pair's arbitrations, referrals and judgements, oldest first, in one
+# query (the newest arbitration is the last of them; the judgements keep their order). A referral's "verdict" is
+# its reason.
+JUDGED_ROW, ARBITRATED_ROW, REFERRED_ROW = 0, 1, 2
+
+
+def _records(pk):
+    def rows(model, verdict: str, who, kind: int):
+        # Every column an annotation, in one order: a union matches its branches' columns by position, and the
+        # SQL puts a model's own fields before its annotations.
+        return model.objects.filter(pair_id=pk).order_by().values_list().annotate(
+            r_verdict=F(verdict), r_at=F("created_at"), r_id=F("id"), r_who=who, r_kind=Value(kind)).values_list(
+            "r_verdict", "r_at", "r_id", "r_who", "r_kind")
+
+    # The judgements first: PostgreSQL types a column by its first branch (two untyped NULLs make it text).
+    nobody = Value(None, output_field=BigIntegerField())
+    return rows(Judgement, "verdict", F("reviewer_id"), JUDGED_ROW).union(
+        rows(Arbitration, "verdict", nobody, ARBITRATED_ROW), rows(Referral, "reason", nobody, REFERRED_ROW),
+        all=True).order_by("r_at", "r_id")
+
+
+_RECORDS = Prepared(_records)
 
 
 def _locked(prepared: Prepared, pair_id: int) -> CandidatePair:
@@ -192,8 +211,10 @@ def judge_locked(pair: CandidatePair, reviewer, verdict: str, reason: str, retai
                 "pair": pair.pk, "k": pair.run.reviews_required}, pair.pk)
     else:
         _refuse_if_arbitrated(pair)
+    token, token_maker = tokens.made_with(reviewer)
     judgement = _judgement_insert(pair=pair, reviewer=reviewer, verdict=verdict, reason=reason, retained=retained,
-                                  related_source=(related_source or "").strip(), action=action)
+                                  related_source=(related_source or "").strip(), action=action, api_token_id=token,
+                                  token_created_by_id=token_maker)
     with derived_writes(savepoint=False):  # in the caller's transaction, which a failure here ends anyway
         _set_current(pair, reviewer, judgement)
         pair_refresh(pair)
@@ -247,8 +268,10 @@ def withdrawal_locked(pair: CandidatePair, reviewer, current: Judgement, reason:
     'withdrawn' judgement (the one withdrawn stays), and the pair's state derived again."""
     if action is None:
         refuse_foreign_password(reviewer)
+    token, token_maker = tokens.made_with(reviewer)
     withdrawal = Judgement.objects.create(pair=pair, reviewer=reviewer, verdict=WITHDRAWN, reason=reason,
-                                          supersedes=current, action=action)
+                                          supersedes=current, action=action, api_token_id=token,
+                                          token_created_by_id=token_maker)
     with derived_writes():
         _set_current(pair, reviewer, withdrawal)
         pair_refresh(pair)
@@ -275,9 +298,11 @@ def arbitration_record(*, pair: CandidatePair, arbiter, verdict: str, reason: st
             raise ReviewRefused(gettext(
                 "you judged pair %(pair)s yourself, so another arbiter must settle it (a corpus admin can allow "
                 "self-arbitration for one-person teams)") % {"pair": pair.pk})
+        token, token_maker = tokens.made_with(arbiter)
         arbitration = Arbitration.objects.create(pair=pair, arbiter=arbiter, verdict=verdict, reason=reason,
                                                  retained=retained, related_source=(related_source or "").strip(),
-                                                 self_arbitrated=own)
+                                                 self_arbitrated=own, api_token_id=token,
+                                                 token_created_by_id=token_maker)
         pair_refresh(pair)
     return arbitration
 
@@ -295,8 +320,24 @@ def review_policy_set(*, corpus, user, allow_self_arbitration: bool,
         # A default as the admin saw it (in their language) is the default still, not a choice of their own.
         defaults["preset_reasons"] = {v: text.strip() for v, text in preset_reasons.items()
                                       if text.strip() not in (PRESET_REASONS[v], gettext(PRESET_REASONS[v]))}
-    policy, _ = ReviewPolicy.objects.update_or_create(corpus=corpus, defaults=defaults)
+    with transaction.atomic():
+        old = ReviewPolicy.objects.select_for_update().filter(corpus=corpus).first() or ReviewPolicy(corpus=corpus)
+        policy, _ = ReviewPolicy.objects.update_or_create(corpus=corpus, defaults=defaults)
+        _trail_policy(user, corpus, old, policy)
     return policy
+
+
+def _trail_policy(user, corpus, old: ReviewPolicy, new: ReviewPolicy) -> None:
+    """The trail's entries for a change of a corpus's review settings: self-arbitration allowed or disallowed,
+    and the preset reasons before and after (a save that changes nothing records nothing)."""
+    if old.allow_self_arbitration != new.allow_self_arbitration:
+        trail_record(actor=user, action="review.self_arbitration_allowed" if new.allow_self_arbitration
+                     else "review.self_arbitration_disallowed", target=corpus,
+                     before={"allow_self_arbitration": old.allow_self_arbitration},
+                     after={"allow_self_arbitration": new.allow_self_arbitration})
+    if (old.preset_reasons or {}) != (new.preset_reasons or {}):
+        trail_record(actor=user, action="review.preset_reasons", target=corpus,
+                     before={"preset_reasons": old.preset_reasons or {}}, after={"preset_reasons": new.preset_reasons})
 
 
 def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
@@ -307,20 +348,24 @@ def _set_current(pair: CandidatePair, reviewer, judgement: Judgement) -> None:
 
 
 def _derive(pair: CandidatePair) -> tuple[str, str, str]:
-    """(status, final verdict, flag) from the pair's own records, before its cluster has its say.
+    """(status, final verdict, flag) from the pair's own records.
 
     The judgements are replayed in order: once the reviewers a pair needs had all judged and disagreed (or one
-    asked for arbitration), only an arbitration settles it. A later change of mind (a new verdict, an undo) is
-    recorded and shown to the arbiter but cannot turn a dispute into agreement: a reviewer who has judged sees
-    the others' verdicts, so agreeing afterwards would not be independent."""
+    asked for arbitration), or its cluster sent it to arbitration (a Referral), only an arbitration settles it.
+    A later change of mind (a new verdict, an undo, here or on the cluster's other pairs) is recorded and shown
+    to the arbiter but cannot turn a dispute into agreement: a reviewer who has judged sees the others'
+    verdicts, so agreeing afterwards would not be independent."""
     records = _RECORDS.rows(pair.pk)
-    arbitrated = [verdict for verdict, _, _, _, arbitration in records if arbitration]
+    arbitrated = [verdict for verdict, _, _, _, kind in records if kind == ARBITRATED_ROW]
     if arbitrated:
         return SETTLED, arbitrated[-1], ""
+    referred = [reason for reason, _, _, _, kind in records if kind == REFERRED_ROW]
+    if referred:
+        return NEEDS_ARBITRATION, "", referred[0]
     needed = pair.run.reviews_required
     current: dict[int, str] = {}
     disputed = ""
-    for verdict, _, _, reviewer_id, _ in records:
+    for verdict, _, _, reviewer_id, kind in records:
         if verdict == WITHDRAWN:
             current.pop(reviewer_id, None)
         else:
@@ -336,11 +381,10 @@ def _derive(pair: CandidatePair) -> tuple[str, str, str]:
     return SETTLED, next(iter(current.values())), ""
 
 
-# The pairs of a cluster that cluster_check weighs (settled, or flagged by it), kept compiled.
-# Only the fields it weighs (and _derive's): the evidence and the run's configuration are not decoded for nothing.
-_CLUSTER_DECIDED = Prepared(lambda run_id, cluster: CandidatePair.objects.filter(run_id=run_id, cluster=cluster).filter(
-    Q(status=SETTLED) | Q(status=NEEDS_ARBITRATION, flag__startswith=CLUSTER_FLAG)).select_related("run")
-    .only("id", "run_id", "left_id", "right_id", "cluster", "status", "final_verdict", "flag", "run__reviews_required")
+# The settled pairs of a cluster that cluster_check weighs, kept compiled. Only the fields it weighs: the
+# evidence and the run's configuration are not decoded for nothing.
+_CLUSTER_SETTLED = Prepared(lambda run_id, cluster: CandidatePair.objects.filter(
+    run_id=run_id, cluster=cluster, status=SETTLED).only("id", "left_id", "right_id", "final_verdict")
     .annotate(arbitrated=Exists(Arbitration.objects.filter(pair=OuterRef("pk")))), kinds="ii")
 
 
@@ -362,34 +406,30 @@ def pair_refresh(pair: CandidatePair) -> None:
 def cluster_check(run_id: int, cluster: int) -> list[int]:
     """Send to arbitration the pairs of a cluster that its settled verdicts contradict: a pair judged
     different although a chain of pairs judged copies links its documents (A=B, B=C, but A≠C), or, when an
-    arbiter settled that pair as different, the unarbitrated copies that link it. Pairs it flagged earlier
-    that nothing contradicts any more (a verdict was withdrawn) go back to what their own records say.
-    Returns the pks flagged."""
-    pairs = _CLUSTER_DECIDED.objects(run_id, cluster)
-    own = {p.pk: _derive(p) if p.flag.startswith(CLUSTER_FLAG) else (p.status, p.final_verdict, p.flag)
-           for p in pairs}
-    settled = [(p, own[p.pk][1]) for p in pairs if own[p.pk][0] == SETTLED]
+    arbiter settled that pair as different, the unarbitrated copies that link it. Each is referred by an
+    insert-only record (Referral), so it stays with the arbiters whatever is recorded afterwards: nothing but
+    an arbitration settles it. Returns the pks referred."""
+    settled = _CLUSTER_SETTLED.objects(run_id, cluster)
     component = {}
-    for number, members in enumerate(components((p.left_id, p.right_id) for p, v in settled if v == COPY)):
+    for number, members in enumerate(components((p.left_id, p.right_id) for p in settled
+                                                if p.final_verdict == COPY)):
         component.update(dict.fromkeys(members, number))
     flagged: dict[int, str] = {}
-    for p, verdict in settled:
+    for p in settled:
         group = component.get(p.left_id)
-        if verdict == COPY or group is None or group != component.get(p.right_id):
+        if p.final_verdict == COPY or group is None or group != component.get(p.right_id):
             continue
         if not p.arbitrated:
             flagged[p.pk] = f"{CLUSTER_FLAG} {cluster}: judged different, yet linked by pairs judged copies"
         else:  # an arbiter said different: the copy links across it are what must be looked at again
             flagged.update((q.pk, f"{CLUSTER_FLAG} {cluster}: judged a copy, yet it links two documents an "
-                                  f"arbiter settled as different") for q, v in settled
-                           if v == COPY and not q.arbitrated and component.get(q.left_id) == group)
-    with derived_writes():
-        for pk, text in flagged.items():
-            _pair_state(pk, NEEDS_ARBITRATION, "", text)
-        for p in pairs:
-            if p.pk not in flagged and p.flag.startswith(CLUSTER_FLAG):
-                status, final, own_flag = own[p.pk]
-                _pair_state(p.pk, status, final, own_flag)
+                                  f"arbiter settled as different") for q in settled
+                           if q.final_verdict == COPY and not q.arbitrated and component.get(q.left_id) == group)
+    if flagged:
+        Referral.objects.bulk_create([Referral(pair_id=pk, reason=text) for pk, text in sorted(flagged.items())])
+        with derived_writes():
+            for pk, text in flagged.items():
+                _pair_state(pk, NEEDS_ARBITRATION, "", text)
     return sorted(flagged)
 
 
@@ -479,7 +519,12 @@ def leases_release(*, actor, reviewer, run_id: int | None = None) -> int:
     leases = Lease.objects.filter(reviewer=reviewer)
     if run_id is not None:
         leases = leases.filter(pair__run_id=run_id)
-    return leases.delete()[0]
+    with transaction.atomic():
+        released = leases.delete()[0]
+        if actor.pk != reviewer.pk and released:  # an admin's act on another's work (one's own is not trailed)
+            trail_record(actor=actor, action="leases.release", target=reviewer, after={
+                "released": released, "run": run_id})
+    return released
 
 
 def lease_release(*, pair_id: int, reviewer) -> None:
@@ -561,17 +606,31 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
     return None
 
 
-def signature_record(*, reviewer, password: str) -> ReviewerSignature:
-    """Sign every judgement and arbitration the reviewer has recorded so far, after checking their password."""
-    if not reviewer.check_password(password or ""):
+def signature_record(*, reviewer, password: str, accepted: Collection[str] = ()) -> ReviewerSignature:
+    """Sign, after checking the reviewer's password, every judgement and arbitration they recorded so far that no
+    signature covers; of those made with an API token someone else made (or the server's command line), only the
+    ones named in `accepted` ("judgement:ID", "arbitration:ID", as the signing page lists them). The others are
+    refused: they stay unsigned, and a sheet says so."""
+    if not password_matches(reviewer, password or ""):
         raise ReviewRefused(gettext("the password does not match your account; nothing was signed"))
     refuse_foreign_password(reviewer)
-    count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(arbiter=reviewer).count()
-    if not count:
-        raise ReviewRefused(gettext("you have no judgement to sign yet"))
-    name = reviewer.get_full_name() or reviewer.get_username()
-    return ReviewerSignature.objects.create(reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING,
-                                            records=count)
+    with transaction.atomic():
+        list(get_user_model().objects.select_for_update().filter(pk=reviewer.pk).values_list("pk"))  # one at a time
+        count = Judgement.objects.filter(reviewer=reviewer).count() + Arbitration.objects.filter(
+            arbiter=reviewer).count()
+        if not count:
+            raise ReviewRefused(gettext("you have no judgement to sign yet"))
+        chosen: dict[str, dict[str, list[int]]] = {"accepted": {}, "refused": {}}
+        for record in selectors.unsigned_records(reviewer):
+            if record.by_others_token:
+                side = "accepted" if record.key in accepted else "refused"
+                chosen[side].setdefault(f"{record.kind}s", []).append(record.pk)
+        refused = sum(len(ids) for ids in chosen["refused"].values())
+        token, token_maker = tokens.made_with(reviewer)
+        name = reviewer.get_full_name() or reviewer.get_username()
+        return ReviewerSignature.objects.create(
+            reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING, records=count - refused,
+            accepted=chosen["accepted"], refused=chosen["refused"], api_token_id=token, token_created_by_id=token_maker)
 
 
 def labelset_from_verdicts(*, run: ScreeningRun, user=None):

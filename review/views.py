@@ -17,7 +17,7 @@ from django.utils.translation import get_language, gettext, gettext_noop, ngette
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
-from dedup_site.http import id_param
+from dedup_site.http import came_from, id_param
 from dedup_site.links import link
 from dedup_site.messages import form_errors
 from dedup_site.numerals import LocalCount, isolated, local_digits
@@ -263,16 +263,23 @@ def leases_release(request):  # anyone logged in: the service allows one's own, 
         done = ngettext("Released %(count)s of %(reviewer)s's pair.", "Released %(count)s of %(reviewer)s's pairs.",
                         released)
     messages.success(request, done % {"count": LocalCount(released), "reviewer": reviewer.get_username()})
-    if run_id and reviewer.pk != request.user.pk:
+    # Back where the form was (the dashboard, the queue, another page), else a page this user may see: an admin
+    # who releases someone's pairs does not review, so the queue would be a 403 after a release that happened.
+    if back := came_from(request):
+        return redirect(back)
+    if run_id and (reviewer.pk != request.user.pk or not request.user.has_perm(REVIEW)):
         return redirect("review:dashboard", run_id=run_id)
-    return redirect(link("review:queue"))
+    if request.user.has_perm(REVIEW):
+        return redirect(link("review:queue"))
+    return redirect(settings.LOGIN_REDIRECT_URL)
 
 
 def _arbitration_filters(request) -> tuple[selectors.ArbitrationFilter, str, ArbitrationFilterForm]:
     form = ArbitrationFilterForm(request.GET)
     if not form.is_valid():
         for name, errors in form.errors.items():
-            messages.warning(request, f"Ignored {name}={request.GET.get(name, '')[:40]!r}: {' '.join(errors)}")
+            messages.warning(request, gettext("Ignored {name}={value}: {message}").format(
+                name=name, value=repr(request.GET.get(name, "")[:40]), message=" ".join(errors)))
     data = {k: v for k, v in form.cleaned_data.items() if v not in (None, "", False)}
     return selectors.ArbitrationFilter(**data), urlencode(data), form
 
@@ -375,6 +382,9 @@ def dashboard(request, run_id):
         "leases": selectors.leases_of_run(run) if request.user.has_perm(START_RUN) else None})
 
 
+MAX_LISTED_APART = 500  # records made with others' tokens, each to be accepted by its own box; the rest wait
+
+
 @require_http_methods(["GET", "POST"])
 def sign(request):
     if not (request.user.has_perm(REVIEW) or request.user.has_perm(ARBITRATE)):
@@ -382,18 +392,27 @@ def sign(request):
     form = SignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            signature = services.signature_record(reviewer=request.user, password=form.cleaned_data["password"])
+            signature = services.signature_record(reviewer=request.user, password=form.cleaned_data["password"],
+                                                  accepted=set(request.POST.getlist("accept")))
         except services.ReviewRefused as error:
             messages.error(request, str(error))
         else:
             messages.success(request, gettext("Signed {n} judgements as {name} at {when} UTC.").format(
                 n=signature.records, name=signature.full_name, when=f"{signature.signed_at:%Y-%m-%d %H:%M:%S}"))
+            refused = sum(len(ids) for ids in signature.refused.values())
+            if refused:
+                messages.warning(request, gettext(
+                    "{n} records made with API tokens someone else made were not accepted: they stay unsigned, "
+                    "and review sheets say refused.").format(n=refused))
             return redirect("review:sign")
     records = selectors.unsigned_records(request.user)
+    own = [r for r in records if not r.by_others_token]
     return render(request, "review/sign.html", {
         "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": len(records),
-        "records": Paginator(records, 50).get_page(request.GET.get("page")),
-        "by_run": [(run, corpus, n) for (run, corpus), n in Counter((r.run_id, r.corpus) for r in records).items()],
+        "records": Paginator(own, 50).get_page(request.GET.get("page")),
+        "others": [r for r in records if r.by_others_token][:MAX_LISTED_APART],
+        "others_count": len(records) - len(own), "listed_apart": MAX_LISTED_APART,
+        "by_run": [(run, corpus, n) for (run, corpus), n in Counter((r.run_id, r.corpus) for r in own).items()],
         "chosen": accounts.chosen_by_other(request.user),
         "signatures": selectors.signatures_of(request.user),
     })

@@ -2,14 +2,21 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 from django.urls import reverse
 
 from dedup_site.guards import Guard
 from dedup_site.links import link
 from screening.vocabulary import PairState, RunState
 
+CORPUS_NAME_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z"  # Python's and PostgreSQL's regular expressions alike
+
 
 class Corpus(models.Model):
+    """A corpus's name is one name up to case (dedup_site.names.canonical, as user names): `EVALC` and `evalc`
+    cannot both exist. Its letters are ASCII (the alphabet below, which the database checks too), so that the
+    canonical form is lower(name), which both databases compute alike and hold unique."""
+
     name = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -17,6 +24,10 @@ class Corpus(models.Model):
     class Meta:
         ordering = ["name"]
         verbose_name_plural = "corpora"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(name__regex=CORPUS_NAME_PATTERN), name="corpus_name_alphabet"),
+            models.UniqueConstraint(Lower("name"), name="corpus_name_canonical_unique"),
+        ]
         permissions = [
             ("upload_corpus", "Can upload corpora and labels"),
             ("start_run", "Can start screening runs"),

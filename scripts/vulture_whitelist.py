@@ -3,9 +3,10 @@
 # ruff skips this file (pyproject: extend-exclude).
 
 # Named by a string in settings (MIDDLEWARE, RQ's worker class, a permission holder) or called by Django.
-refuse_nul_parameters
+refuse_unstorable_text
 user_language
 environment  # the Jinja2 backend's, named in TEMPLATES
+ShownTemplates  # the Django template backend, named in TEMPLATES
 DedupWorker
 ReviewPermissions
 _._get_session_from_db
@@ -76,12 +77,12 @@ default_code
 authenticate
 authenticate_header
 TokenRateThrottle
-_.duration
-_.num_requests
-get_cache_key
+allow_request
 detail
 lease_expires
 left_doc_id
 right_doc_id
 charset
 media_type
+_password  # the flag Django clears when a re-hash is no new password (dedup_site.auth.password_matches)
+drop_triggers  # called by dedup_site 0005 and 0006 (migrations are not scanned)

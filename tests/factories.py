@@ -23,6 +23,14 @@ def reviewer(username: str, role: str = "editor", **extra):
     return user
 
 
+def superuser(username: str):
+    """A superuser whose password its owner set (as `bootstrap` makes the first admin): one made by
+    create_superuser alone has a password someone else chose, and may manage no account."""
+    user = get_user_model().objects.create_superuser(username=username, password=PASSWORD)
+    password_owned(user=user)
+    return user
+
+
 def reviewers(n: int, role: str = "editor") -> list:
     return [reviewer(f"{role}-{i:02d}", role) for i in range(n)]
 

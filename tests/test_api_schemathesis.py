@@ -50,7 +50,8 @@ def test_schemathesis_finds_no_server_error_and_every_answer_conforms(live_serve
     # Three examples an operation past the coverage phase's own (boundaries, missing and wrong fields, bodies
     # that are not objects): about 800 requests, 50-60 s on two busy cores.
     began = time.monotonic()
-    result = schemathesis(live_server.url, tokens.token_create(user=everyone, name="fuzz")[1], tmp_path, 3)
+    text = tokens.token_create(user=everyone, actor=everyone, name="fuzz")[1]
+    result = schemathesis(live_server.url, text, tmp_path, 3)
     print("schemathesis:", f"{time.monotonic() - began:.1f} s;", result.stdout.strip().splitlines()[-1])
     assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]
-    assert "Tested: 21" in result.stdout and "failures" not in result.stdout.splitlines()[-1], result.stdout[-5000:]
+    assert "Tested: 22" in result.stdout and "failures" not in result.stdout.splitlines()[-1], result.stdout[-5000:]

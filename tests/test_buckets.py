@@ -218,7 +218,8 @@ def test_a_sheet_export_goes_to_the_bucket_and_downloads_through_a_short_lived_l
         urllib.request.urlopen(f"{os.environ['AWS_ENDPOINT_URL']}/{exports_bucket.name}/{csv_key}")  # noqa: S310
     from dedup_site import tokens  # the API reads the files through the app: a pipeline holds one token only
 
-    token = tokens.token_create(user=get_user_model().objects.get(username="alice-admin"), name="pipeline")[1]
+    alice = get_user_model().objects.get(username="alice-admin")
+    token = tokens.token_create(user=alice, actor=alice, name="pipeline")[1]
     for part, made in (("csv", out), ("manifest", out.with_name(out.stem + ".manifest.json"))):
         answer = Client().get(f"/api/v1/sheets/{export.pk}/{part}/", HTTP_AUTHORIZATION=f"Bearer {token}")
         assert answer.status_code == 200 and b"".join(answer.streaming_content) == made.read_bytes(), part

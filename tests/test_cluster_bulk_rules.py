@@ -1,5 +1,5 @@
 """Cluster and bulk decisions under pressure, found by an adversarial review: double clicks and races, blind
-review after a withdrawn verdict, arbitrated contradictions, undo lifting flags, malformed requests."""
+review after a withdrawn verdict, arbitrated contradictions, malformed requests."""
 
 from __future__ import annotations
 
@@ -213,19 +213,6 @@ def test_a_double_click_on_bulk_confirm_records_each_pair_once(import_records, e
         t.join()
     pairs = CandidatePair.objects.filter(run=run).count()
     assert Judgement.objects.count() == pairs, (outcomes, Judgement.objects.count(), pairs)
-
-
-# Undoing the decision that sent another reviewer's pair to arbitration sends it back to settled.
-@pytest.mark.django_db
-def test_undoing_a_cluster_decision_lifts_the_flag_it_caused(families, editor, editor2):
-    other = pair_of(families, "f0-m0", "f0-m1")
-    services.judgement_record(pair=other, reviewer=editor2, verdict="keep-both", reason="two")
-    action = decide(families, editor)
-    other.refresh_from_db()
-    assert other.status == "needs_arbitration"
-    decisions.action_undo(action=action, reviewer=editor)
-    other.refresh_from_db()
-    assert (other.status, other.flag) == ("settled", ""), (other.status, other.flag)
 
 
 # The sheet after an undo: rows marked, and it verifies.

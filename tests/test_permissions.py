@@ -74,6 +74,8 @@ TABLE = {
     "users:code": ("POST", {"admin"}),
     "api_tokens": ("GET", ANYONE_LOGGED_IN),
     "api_token_revoke": ("POST", ANYONE_LOGGED_IN),
+    "api_token_acknowledge": ("POST", ANYONE_LOGGED_IN),
+    "trail:list": ("GET", {"admin"}),
     "api:docs": ("GET", ANYONE_LOGGED_IN),
 }
 # The REST API, called with each role's token (anonymous: none, a 401), as the pages' roles allow.
@@ -98,6 +100,7 @@ API_TABLE = {
     "api:judgements": ("POST", REVIEWERS),
     "api:arbitrations": ("POST", {"arbiter"}),
     "api:arbitration_cases": ("GET", {"arbiter"}),
+    "api:trail": ("GET", {"admin"}),
 }
 IGNORED_PREFIXES = ("admin:",)  # Django admin: staff only, checked separately
 
@@ -138,7 +141,7 @@ def world(import_records, admin_user, editor, arbiter):
         "audit_status": [1], "cluster": [run.pk, 1], "cluster_decide": [run.pk, 1], "cluster_next": [run.pk],
         "cluster_hold": [run.pk, 1],
         "sheet_download": [1, "csv"], "role": [editor.pk], "active": [editor.pk], "password": [editor.pk],
-        "code": [editor.pk], "api_token_revoke": [1],
+        "code": [editor.pk], "api_token_revoke": [1], "api_token_acknowledge": [1],
         "api:corpus": [run.corpus_id], "api:upload_create": [run.corpus_id], "api:labels": [run.corpus_id],
         "api:upload": [doc.upload_id], "api:run": [run.pk], "api:run_pairs": [run.pk], "api:run_next": [run.pk],
         "api:run_decisions": [run.pk], "api:run_evaluation": [run.pk], "api:sheet_create": [run.pk],
@@ -180,7 +183,7 @@ def test_each_roles_token_gets_what_the_api_table_says(world, name, admin_user, 
     users = {"editor": editor, "arbiter": arbiter, "admin": admin_user}
     for role in ROLES:
         auth = {} if role == "anonymous" else {
-            "HTTP_AUTHORIZATION": f"Bearer {tokens.token_create(user=users[role], name='table')[1]}"}
+            "HTTP_AUTHORIZATION": f"Bearer {tokens.token_create(user=users[role], actor=users[role], name='table')[1]}"}
         response = Client().post(url, {}, **auth) if method == "POST" else Client().get(url, **auth)
         code = response.status_code
         assert code < 500, (name, role, code)

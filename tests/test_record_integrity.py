@@ -10,9 +10,10 @@ import re
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, transaction
 from django.test import Client
 from django.urls import reverse
 
@@ -251,8 +252,10 @@ def test_renaming_in_django_admin_to_another_name_in_other_case_is_refused(staff
 
 @pytest.mark.django_db
 def test_the_database_refuses_two_names_that_differ_only_by_case(editor, django_user_model):
-    with pytest.raises(IntegrityError), transaction.atomic():
+    with pytest.raises(ValidationError, match="is taken by 'erin-editor'"), transaction.atomic():
         django_user_model.objects.create(username=editor.username.upper(), password="!")
+    with pytest.raises(DatabaseError, match="canonical key"), transaction.atomic():  # no save, no signal: the
+        django_user_model.objects.bulk_create([django_user_model(username=editor.username.upper())])  # database
 
 
 # --- sheets and label files ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from dedup_site import accounts, roles
-from tests.factories import reviewer
+from tests.factories import reviewer, superuser
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_django_admin_lists_only_the_accounts_an_admin_may_manage(staff_client, 
 
 @pytest.mark.django_db
 def test_nobody_changes_their_own_role(admin_user, django_user_model):
-    root = django_user_model.objects.create_superuser("root-user", password="irrelevant-pass-1")
+    root = superuser("root-user")
     for actor in (admin_user, root):
         with pytest.raises(accounts.AccountRefused, match="your own"):
             accounts.reviewer_role_set(actor=actor, user=actor, role="arbiter")
@@ -91,7 +91,7 @@ def test_an_admin_gives_reviewer_roles_only(admin_user, editor, django_user_mode
 
 @pytest.mark.django_db
 def test_a_superuser_may_make_an_admin(admin_user, editor, django_user_model):
-    root = django_user_model.objects.create_superuser("root-user", password="irrelevant-pass-1")
+    root = superuser("root-user")
     accounts.reviewer_role_set(actor=root, user=editor, role="admin")
     assert _groups(editor) == {roles.ADMINS}
 

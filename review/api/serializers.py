@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from dedup_site import trail
 from review.models import Retained
 from review.selectors import BLIND_STATUSES, STATUSES
 from screening.vocabulary import API_STATES, FINAL_VERDICTS, ApiState, Verdict
@@ -300,3 +301,21 @@ class Sheet(S.Serializer):
     error = S.CharField()
     csv = S.URLField(allow_null=True, help_text="the sheet, once complete")
     manifest = S.URLField(allow_null=True, help_text="its signed manifest, once complete")
+
+
+class TrailEntry(S.Serializer):
+    id = S.IntegerField()
+    at = S.DateTimeField()
+    actor = S.CharField(allow_null=True, help_text="the actor's user name then; null: the server's command line")
+    command = S.CharField(help_text="the server's command that acted (empty when a person did)")
+    action = S.ChoiceField(choices=sorted(trail.ACTIONS), help_text="what was done")
+    target_type = S.ChoiceField(choices=sorted(trail.TARGETS))
+    target_id = S.IntegerField(allow_null=True)
+    target = S.CharField(help_text="the target's name then")
+    before = S.DictField(help_text="what the act changed, as it was")
+    after = S.DictField(help_text="and as it became (never a password or a code)")
+
+
+class TrailPage(S.Serializer):
+    results = TrailEntry(many=True)
+    next = S.URLField(allow_null=True)

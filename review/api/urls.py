@@ -48,5 +48,6 @@ urlpatterns = [
     path("arbitrations/", api(views.arbitration_cases), name="arbitration_cases"),
     path("sheets/<int:pk>/", api(views.sheet_detail), name="sheet"),
     path("sheets/<int:pk>/<str:part>/", api(views.sheet_file), name="sheet_file"),
+    path("trail/", api(views.trail), name="trail"),
     re_path(r"", api(views.not_found)),  # last: every other address under /api/v1/ is the API's JSON 404
 ]

@@ -19,15 +19,18 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import decorators as drf
 from rest_framework import exceptions, status
 from rest_framework.decorators import api_view, renderer_classes
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 
 from dedup_site import background
-from dedup_site.api import Conflict, Unavailable, checked, form_input, form_serializer, idempotent
+from dedup_site.api import Conflict, Unavailable, checked, form_input, form_serializer, id_in, idempotent
+from dedup_site.api_renderers import JSONRenderer
 from dedup_site.csvcells import neutralise
 from dedup_site.prepared import Prepared
 from dedup_site.queues import QueueUnavailable
-from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD
+from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, VIEW_TRAIL
+from dedup_site.trail import trail_entries
+from dedup_site.trail_page import TrailFilterForm
 from review import selectors, services
 from review.api import serializers as out
 from review.forms import ArbitrationFilterForm, ArbitrationForm, JudgementForm, QueueFilterForm, SheetForm
@@ -82,10 +85,13 @@ def _cursor_in(request) -> str:
     if not text:
         return ""
     try:
-        return base64.urlsafe_b64decode(text.encode("ascii") + b"==").decode("ascii")
+        cursor = base64.urlsafe_b64decode(text.encode("ascii") + b"==").decode("ascii")
     except (binascii.Error, UnicodeError, ValueError):
-        raise exceptions.ValidationError({"cursor": ["not a cursor this API wrote: use the next link as given"]}
-                                         ) from None
+        cursor = ""
+    # The decoder skips what is not base64 ("!!!" reads as nothing): only the text _cursor_out writes is one.
+    if not cursor or _cursor_out(cursor) != text:
+        raise exceptions.ValidationError({"cursor": ["not a cursor this API wrote: use the next link as given"]})
+    return cursor
 
 
 def _cursor_out(cursor: str) -> str:
@@ -221,10 +227,7 @@ def _run_out(run: ScreeningRun) -> dict:
 def run_create(request):
     """Start a run (the run form's options and defaults); follow `url` until `status` is `done` (or `failed`)."""
     _require(request, START_RUN)
-    corpus_id = request.data.get("corpus")
-    if not isinstance(corpus_id, int) and not (isinstance(corpus_id, str) and corpus_id.isdigit()):
-        raise exceptions.ValidationError({"corpus": ["the id of a corpus (a whole number)"]})
-    corpus = get_object_or_404(Corpus, pk=int(corpus_id))
+    corpus = get_object_or_404(Corpus, pk=id_in(request.data, "corpus"))
     form = checked(form_input(RunForm, {k: v for k, v in request.data.items() if k != "corpus"}))
     try:
         run = runs.run_create(corpus=corpus, options=form["options"], user=request.user)
@@ -607,3 +610,36 @@ def sheet_file(request, pk, part):
     response = StreamingHttpResponse(sheet_exports.export_chunks(export, part), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{csv_name if part == "csv" else manifest_name}"'
     return response
+
+
+# --- the trail of administrative acts ------------------------------------------------------------------------------
+
+
+TRAIL_PARAMS = [OpenApiParameter(name, OpenApiTypes.DATE if name in ("since", "until") else OpenApiTypes.STR,
+                                 description=str(field.help_text), enum=[k for k, _ in field.choices if k] if hasattr(
+                                     field, "choices") else None)
+                for name, field in TrailFilterForm.base_fields.items()]
+
+
+@extend_schema(parameters=[*TRAIL_PARAMS, OpenApiParameter("cursor", OpenApiTypes.STR),
+                           OpenApiParameter("page_size", OpenApiTypes.INT, description=f"1 to {MAX_PAGE}")],
+               responses={200: out.TrailPage, **_errors(400, 401, 403)}, tags=["trail"])
+@api_view(["GET"])
+def trail(request):
+    """The trail of administrative acts (roles, accounts, passwords set by others, codes, tokens, review
+    settings, runs, label sets, sheet exports), newest first, with the Trail page's filters, a cursor page at a
+    time (admins)."""
+    _require(request, VIEW_TRAIL)
+    form = TrailFilterForm(request.query_params)
+    checked(form)
+    cursor, size = _cursor_in(request), _page_size(request)
+    if cursor and not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 18):
+        raise exceptions.ValidationError({"cursor": ["not a cursor this API wrote: use the next link as given"]})
+    rows = list(trail_entries(form.trail_filter(), before=int(cursor) if cursor else None)[:size + 1])
+    more = len(rows) > size
+    rows = rows[:size]
+    return Response({"results": out.TrailEntry([{
+        "id": e.pk, "at": e.at, "actor": e.actor_name or None, "command": e.command, "action": e.action,
+        "target_type": e.target_type, "target_id": e.target_id, "target": e.target_label, "before": e.before,
+        "after": e.after} for e in rows], many=True).data,
+        "next": _next_link(request, str(rows[-1].pk) if more and rows else "")})

@@ -28,10 +28,12 @@ from review.selectors.dashboard import (
     HeldLeases,
     RunProgress,
     UnsignedRecord,
+    by_others_token,
     dashboard,
     leases_of_run,
     progress_key,
     run_progress,
+    signed_keys,
     unsigned_records,
 )
 from review.selectors.pair import (
@@ -86,6 +88,8 @@ __all__ = [
     "SETTLED",
     "STATUSES",
     "UnsignedRecord",
+    "by_others_token",
+    "signed_keys",
     "after_cursor",
     "arbitration_cases",
     "arbitration_count",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from dedup_site.prepared import Prepared
@@ -155,21 +155,48 @@ class UnsignedRecord:
     right: str
     verdict: str
     reason: str
+    pk: int = 0
+    token: int | None = None  # the API token that made it
+    token_maker: str = ""  # who made that token ("" with a token: the server's command line)
+    by_others_token: bool = False  # made with a token its reviewer did not make: signed only if accepted
+
+    @property
+    def key(self) -> str:
+        """How the signing page names it ("judgement:12"), for signature_record's `accepted`."""
+        return f"{self.kind}:{self.pk}"
+
+
+def by_others_token(user) -> Q:
+    """Records (judgements, arbitrations) made with an API token that `user`, their maker, did not make."""
+    return Q(api_token__isnull=False) & ~Q(token_created_by=user)
+
+
+def signed_keys(reviewer, field: str = "accepted") -> dict[str, set[int]]:
+    """The records made with others' tokens that the reviewer's signatures accepted (or refused), by kind."""
+    out: dict[str, set[int]] = {"judgement": set(), "arbitration": set()}
+    for chosen in ReviewerSignature.objects.filter(reviewer=reviewer).values_list(field, flat=True):
+        for kind in out:
+            out[kind].update((chosen or {}).get(f"{kind}s", []))
+    return out
 
 
 def unsigned_records(reviewer) -> list[UnsignedRecord]:
-    """What signing now would newly cover: the reviewer's judgements and arbitrations since their last
-    signature, oldest first (a signature covers everything recorded up to it)."""
+    """What no signature of the reviewer covers yet, oldest first: their judgements and arbitrations since their
+    last signature (which covers everything recorded up to it), and every record made with a token someone else
+    made that no signature accepted (refused ones stay here, to be accepted or refused again)."""
     last = ReviewerSignature.objects.filter(reviewer=reviewer).order_by("-signed_at").first()
+    accepted = signed_keys(reviewer)
     fields = ("created_at", "pair__run_id", "pair__run__corpus__name", "pair_id", "pair__left__doc_id",
-              "pair__right__doc_id", "verdict", "reason")
+              "pair__right__doc_id", "verdict", "reason", "pk", "api_token_id", "token_created_by__username")
     out = []
     for kind, records in (("judgement", Judgement.objects.filter(reviewer=reviewer)),
                           ("arbitration", Arbitration.objects.filter(arbiter=reviewer))):
-        if last:
-            records = records.filter(created_at__gt=last.signed_at)
-        out += [UnsignedRecord(kind, *row) for row in records.values_list(*fields)]
-    return sorted(out, key=lambda r: r.created_at)
+        others = by_others_token(reviewer)
+        own = records.exclude(others).filter(created_at__gt=last.signed_at) if last else records.exclude(others)
+        for foreign, rows in ((False, own), (True, records.filter(others).exclude(pk__in=accepted[kind]))):
+            out += [UnsignedRecord(kind, *row[:-1], token_maker=row[-1] or "", by_others_token=foreign)
+                    for row in rows.values_list(*fields)]
+    return sorted(out, key=lambda r: (r.created_at, r.kind, r.pk))
 
 
 @dataclass(frozen=True)

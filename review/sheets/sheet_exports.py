@@ -15,10 +15,12 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from dedup_site import background, buckets, object_storage
+from dedup_site import background, buckets, object_storage, trail
+from dedup_site.trail import trail_record
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.selectors import SETTLED
 from review.services import ReviewRefused
@@ -41,18 +43,37 @@ def site_key():
 
 
 class _SignedAt:
-    """When a user's record was signed: their first signature at or after the record's time."""
+    """When a user's record was signed: their first signature at or after the record's time; for one made with
+    a token the user did not make, their first signature that accepted it ("refused" when one refused it and
+    none accepted it, "unsigned" otherwise)."""
 
     def __init__(self):
-        self.times: dict[int, list[datetime]] = {}
+        self.signatures: dict[int, list[tuple[datetime, dict, dict]]] = {}
 
-    def __call__(self, user_id: int, at: datetime) -> str:
-        if user_id not in self.times:
-            self.times[user_id] = list(ReviewerSignature.objects.filter(reviewer_id=user_id).order_by("signed_at")
-                                       .values_list("signed_at", flat=True))
-        times = self.times[user_id]
-        i = bisect.bisect_left(times, at)
-        return iso(times[i]) if i < len(times) else "unsigned"
+    def __call__(self, user_id: int, record: Judgement | Arbitration) -> str:
+        if user_id not in self.signatures:
+            self.signatures[user_id] = list(ReviewerSignature.objects.filter(reviewer_id=user_id).order_by(
+                "signed_at", "id").values_list("signed_at", "accepted", "refused"))
+        signatures = self.signatures[user_id]
+        if not record.by_others_token(user_id):
+            i = bisect.bisect_left(signatures, record.created_at, key=lambda s: s[0])
+            return iso(signatures[i][0]) if i < len(signatures) else "unsigned"
+        kind = "judgements" if isinstance(record, Judgement) else "arbitrations"
+        for signed_at, accepted, _ in signatures:
+            if record.pk in (accepted or {}).get(kind, ()):
+                return iso(signed_at)
+        refused = any(record.pk in (r or {}).get(kind, ()) for _, _, r in signatures)
+        return "refused" if refused else "unsigned"
+
+
+def _token_cells(record: Judgement | Arbitration, maker_id: int) -> dict:
+    """Which API token made the record and who made that token ("command line": the server's), and whether
+    that was someone other than the record's maker ("" for a record made in a session)."""
+    if record.api_token_id is None:
+        return {}
+    made_by = record.token_created_by.get_username() if record.token_created_by else "command line"
+    return {"api_token": str(record.api_token_id), "token_created_by": made_by,
+            "by_others_token": "yes" if record.by_others_token(maker_id) else "no"}
 
 
 def iso(moment: datetime | None) -> str:
@@ -122,10 +143,11 @@ def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable
         judgements: dict[int, list[Judgement]] = {}
         for j in Judgement.objects.filter(pair_id__in=chunk).filter(selection.window("created_at")).filter(
                 Q(reviewer__username=selection.reviewer) if selection.reviewer else Q()
-        ).select_related("reviewer", "action__undoes").order_by("created_at", "id"):
+        ).select_related("reviewer", "action__undoes", "token_created_by").order_by("created_at", "id"):
             judgements.setdefault(j.pair_id, []).append(j)
         arbitrations: dict[int, list[Arbitration]] = {}
-        for a in Arbitration.objects.filter(pair_id__in=chunk).select_related("arbiter").order_by("created_at", "id"):
+        for a in Arbitration.objects.filter(pair_id__in=chunk).select_related("arbiter", "token_created_by").order_by(
+                "created_at", "id"):
             arbitrations.setdefault(a.pair_id, []).append(a)
         for pair in pairs:
             final = (arbitrations.get(pair.pk) or [None])[-1]
@@ -148,15 +170,30 @@ def sheet_records(run: ScreeningRun, selection: Selection, on_progress: Callable
                 if isinstance(r, Judgement):
                     yield dict(common, record="judgement", reviewer=r.reviewer.get_username(), verdict=r.verdict,
                                reason=r.reason, retained_version=r.retained, related_source=r.related_source,
-                               reviewed_at=iso(r.created_at), signed_at=signed_at(r.reviewer_id, r.created_at),
-                               **_action_cells(r.action))
+                               reviewed_at=iso(r.created_at), signed_at=signed_at(r.reviewer_id, r),
+                               **_action_cells(r.action), **_token_cells(r, r.reviewer_id))
                 else:
                     yield dict(common, record="self-arbitration" if r.self_arbitrated else "arbitration",
                                reviewer="", verdict=r.verdict, reason=r.reason, retained_version=r.retained,
                                related_source=r.related_source, reviewed_at=iso(r.created_at),
-                               signed_at=signed_at(r.arbiter_id, r.created_at))
+                               signed_at=signed_at(r.arbiter_id, r), **_token_cells(r, r.arbiter_id))
         if on_progress:
             on_progress(min(1.0, (start + BATCH) / max(len(pks), 1)))
+
+
+def trail_state(upto: int | None = None) -> tuple[int, int | None, str]:
+    """The trail of administrative acts as it stands (up to entry `upto`): its number of entries, its last
+    entry's id and the hash chain over them in order (review.sheets.signing.trail_sha256)."""
+    last = None
+
+    def cells():
+        nonlocal last
+        for row in trail.trail_rows(upto=upto):
+            last = int(row[0])
+            yield row
+
+    count, digest = signing.trail_sha256(cells())
+    return count, last, digest
 
 
 def export_dir(export: SheetExport) -> Path:
@@ -202,9 +239,15 @@ def export_chunks(export: SheetExport, part: str) -> Iterator[bytes]:
 
 
 def sheet_export_create(*, run: ScreeningRun, user=None, selection: Selection | None = None) -> SheetExport:
+    """An export of the run's sheet, queued by the caller; started by `user` (None: the server's command line),
+    which the trail records."""
     if run.status != ScreeningRun.Status.COMPLETE:
         raise ReviewRefused(f"run {run.pk} is not complete")
-    return SheetExport.objects.create(run=run, exported_by=user, selection=(selection or Selection()).as_dict())
+    with transaction.atomic():
+        export = SheetExport.objects.create(run=run, exported_by=user, selection=(selection or Selection()).as_dict())
+        trail_record(actor=user, action="sheet.export", target=run, after={
+            "export": export.pk, "selection": export.selection})
+    return export
 
 
 def sheet_export_enqueue(*, export: SheetExport) -> SheetExport:
@@ -226,6 +269,7 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
     digest, rows = tally.digest, tally.lines - 1
     previous = (SheetExport.objects.filter(run=export.run, status=SheetExport.Status.COMPLETE, pk__lt=export.pk)
                 .order_by("-pk").first())
+    trail_rows, trail_last, trail_hash = trail_state()
     manifest = signing.sign({
         "format": signing.FORMAT, "export_id": export.pk, "run": export.run_id, "corpus": export.run.corpus.name,
         "exported_by": export.exported_by.get_username() if export.exported_by else "command line",
@@ -234,6 +278,7 @@ def sheet_export_build(*, export: SheetExport, on_progress: Callable[[float], No
         "previous_export": previous.pk if previous else None,
         "previous_manifest_sha256": signing.manifest_sha256(previous.manifest) if previous else None,
         "meaning": signing.MEANING,
+        "trail_rows": trail_rows, "trail_last_entry": trail_last, "trail_sha256": trail_hash,
     }, site_key())
     files.write("manifest", [(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n").encode("utf-8")])
     files.seal()

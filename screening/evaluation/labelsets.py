@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from dedup_site.roles import sees_all_verdicts
+from dedup_site.trail import trail_record
 from screening.engine import labelcsv
 from screening.ingest import sources
 from screening.models import Corpus, Document, Label, LabelSet, ScreeningRun, SourceFile
@@ -57,6 +58,9 @@ def labelset_import(*, corpus: Corpus, data: bytes, original_name: str, name: st
             Label(label_set=label_set, left_id=pks[r.left_id], right_id=pks[r.right_id], label=r.label,
                   reason=r.reason, split=r.split, line=r.line) for r in rows
         )
+        trail_record(actor=user, action="labels.import", target=corpus, after={
+            "label_set": label_set.pk, "name": name, "file": original_name, "sha256": sha, "size": label_set.size,
+            "positives": label_set.positives})
     return label_set
 
 
@@ -73,4 +77,7 @@ def labelset_from_run(*, run: ScreeningRun, labels: list[tuple[int, int, int, st
         )
         Label.objects.bulk_create(Label(label_set=label_set, left_id=a, right_id=b, label=label, reason=reason)
                                   for a, b, label, reason in labels)
+        trail_record(actor=user, action="labels.from_verdicts", target=run, after={
+            "label_set": label_set.pk, "name": label_set.name, "size": label_set.size,
+            "positives": label_set.positives})
     return label_set

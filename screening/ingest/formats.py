@@ -20,6 +20,8 @@ from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Protocol
 
+from dedup_site import storable
+
 FIELDS = ("doc_id", "source_id", "version", "language", "title", "body", "collected_at")
 _FIELD_SET = frozenset(FIELDS)
 MANIFEST_FIELDS = ("file", "doc_id", "source_id", "version", "language", "title", "collected_at")
@@ -213,21 +215,31 @@ def _check_text(value, place: str, name: str, report: Report, *, limit: int) -> 
         report.problem(place, name, f"is longer than {limit} characters")
 
 
-def _check_body(body, place: str, report: Report) -> None:
+def too_large(limit: int) -> str:
+    """The rule of the document limit, in the same words for a .txt file, a ZIP member and a record's body."""
+    return f"is larger than the {limit:,}-byte document limit"
+
+
+def _check_body(body, place: str, report: Report, limit: int | None) -> None:
     if body is None:
         report.problem(place, "body", "is required")
     elif not isinstance(body, str):
         report.problem(place, "body", f"must be text, not {type(body).__name__}")
     elif not body.strip():
         report.problem(place, "body", "is empty or only whitespace")
+    # Bytes as stored (UTF-8), measured only when the characters alone cannot settle it (4 bytes at most each).
+    elif limit is not None and len(body) * 4 > limit and (
+            len(body) > limit or len(body.encode("utf-8", "surrogatepass")) > limit):
+        report.problem(place, "body", too_large(limit))
 
 
 def validate(raw: dict, place: str, report: Report, *, default_language: str = "", member_path: str = "",
-             typed: bool = True) -> Record | None:
+             typed: bool = True, max_body: int | None = None) -> Record | None:
     """Check one record's fields; report every broken rule; return the record when all hold.
 
     `typed` is True for JSON (values keep their JSON types) and False for CSV (everything is text,
-    and an empty cell means "absent").
+    and an empty cell means "absent"). `max_body`: the document limit in bytes, for a body read from a
+    record (a .txt file or a ZIP member was measured as it was read).
     """
     before = len(report.problems)
     known = raw.keys() <= _FIELD_SET
@@ -255,17 +267,18 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
     title = values.get("title", "")
     _check_text(title, place, "title", report, limit=MAX_TITLE_CHARS)
     body = values.get("body")
-    _check_body(body, place, report)
+    _check_body(body, place, report, max_body)
     collected_at = values.get("collected_at", "")
     if not isinstance(collected_at, str):
         report.problem(place, "collected_at", f"must be an ISO 8601 text, not {type(collected_at).__name__}")
     elif collected_at and not _check_timestamp(collected_at):
         report.problem(place, "collected_at", f"{collected_at!r} is not an ISO 8601 date or date-time")
 
-    for name in ("title", "body", "source_id", "doc_id"):
+    # A NUL character, or a lone surrogate (a JSON \\ud800 escape): text no column can store.
+    for name in ("title", "body", "source_id", "doc_id", "version"):
         value = values.get(name)
-        if isinstance(value, str) and "\x00" in value:
-            report.problem(place, name, "contains a NUL character")
+        if isinstance(value, str) and (rule := storable.problem(value)):
+            report.problem(place, name, rule)
 
     if len(report.problems) > before:
         return None
@@ -275,7 +288,7 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
 # --- formats --------------------------------------------------------------------------------------
 
 
-def _read_jsonl(stream: BinaryIO, name: str, report: Report, default_language: str) -> Iterator[Record]:
+def _read_jsonl(stream: BinaryIO, name: str, report: Report, default_language: str, limit: int) -> Iterator[Record]:
     for number, line in _lines(stream, name, report):
         if not line or line.isspace():  # not line.strip(): that copies every line
             continue
@@ -288,14 +301,16 @@ def _read_jsonl(stream: BinaryIO, name: str, report: Report, default_language: s
         if not isinstance(value, dict):
             report.problem(place, "", f"must be a JSON object, not {type(value).__name__}")
             continue
-        record = validate(value, place, report, default_language=default_language)
+        record = validate(value, place, report, default_language=default_language, max_body=limit)
         if record:
             yield record
 
 
-def _csv_rows(lines: Iterable[tuple[int, str]], name: str, report: Report, allowed: tuple[str, ...]
-              ) -> Iterator[tuple[int, dict]]:
-    """Rows of a CSV as dicts with the physical line each starts on; the header is checked first."""
+def _csv_rows(lines: Iterable[tuple[int, str]], name: str, report: Report, allowed: tuple[str, ...],
+              limit: int | None = None) -> Iterator[tuple[int, dict]]:
+    """Rows of a CSV as dicts with the physical line each starts on; the header is checked first. With
+    `limit` (the document limit, for a CSV of documents), a cell may be that long rather than the csv
+    module's 131,072 characters, and a longer one is refused by the document limit's rule."""
     current = [0]
 
     def text_lines():
@@ -304,6 +319,16 @@ def _csv_rows(lines: Iterable[tuple[int, str]], name: str, report: Report, allow
             yield line
 
     reader = csv.reader(text_lines())
+    previous = csv.field_size_limit(limit) if limit is not None else None  # the module's, set back after
+    try:
+        yield from _csv_checked(reader, name, report, allowed, current, limit)
+    finally:
+        if previous is not None:
+            csv.field_size_limit(previous)
+
+
+def _csv_checked(reader, name: str, report: Report, allowed: tuple[str, ...], current: list[int],
+                 limit: int | None) -> Iterator[tuple[int, dict]]:
     header = next(reader, None)
     if header is None:
         report.problem(name, "", "is empty; the first line must name the columns")
@@ -325,12 +350,16 @@ def _csv_rows(lines: Iterable[tuple[int, str]], name: str, report: Report, allow
                     yield start, dict(zip(header, row, strict=True))
             start = current[0] + 1
     except csv.Error as error:
-        report.problem(f"{name} line {current[0]}", "", f"is not valid CSV ({error})")
+        if limit is not None and "field limit" in str(error):  # a cell of more characters than the limit's bytes
+            report.problem(f"{name} line {start}", "", f"has a cell that {too_large(limit)}")
+        else:
+            report.problem(f"{name} line {current[0]}", "", f"is not valid CSV ({error})")
 
 
-def _read_csv(stream: BinaryIO, name: str, report: Report, default_language: str) -> Iterator[Record]:
-    for number, row in _csv_rows(_lines(stream, name, report), name, report, FIELDS):
-        record = validate(row, f"{name} line {number}", report, default_language=default_language, typed=False)
+def _read_csv(stream: BinaryIO, name: str, report: Report, default_language: str, limit: int) -> Iterator[Record]:
+    for number, row in _csv_rows(_lines(stream, name, report), name, report, FIELDS, limit):
+        record = validate(row, f"{name} line {number}", report, default_language=default_language, typed=False,
+                          max_body=limit)
         if record:
             yield record
 
@@ -368,7 +397,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, place: str, limits:
                 size += len(chunk)
                 expanded[0] += len(chunk)
                 if size > limits.member_bytes:
-                    report.problem(place, "", f"expands to more than the {limits.member_bytes:,}-byte member limit")
+                    report.problem(place, "", f"{too_large(limits.member_bytes)} once expanded")
                     return None
                 if expanded[0] > limits.expanded_bytes:
                     cap = limits.expanded_bytes
@@ -489,7 +518,7 @@ def read_records(path: Path | Stored, filename: str, report: Report, *, default_
             yield from _read_zip(path, filename, report, default_language, limits)
         elif fmt == "txt":
             if size > limits.member_bytes:
-                report.problem(filename, "", f"is larger than the {limits.member_bytes:,}-byte document limit")
+                report.problem(filename, "", too_large(limits.member_bytes))
                 return
             stem = Path(filename).stem
             with _open(path) as stream:
@@ -499,7 +528,7 @@ def read_records(path: Path | Stored, filename: str, report: Report, *, default_
             reader = _read_jsonl if fmt == "jsonl" else _read_csv
             report.total = size
             with _open(path) as stream:
-                yield from reader(stream, filename, report, default_language)
+                yield from reader(stream, filename, report, default_language, limits.member_bytes)
     except Fatal:
         return
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from dedup_site import background, buckets
+from dedup_site import background, buckets, names
 from screening.ingest import formats, reading, sources
 from screening.models import Corpus, Document, SourceFile, Upload
 
@@ -46,21 +47,41 @@ def _check_name(name: str) -> None:
             "name": repr(name)})
 
 
+def corpus_named(name: str) -> Corpus | None:
+    """The corpus whose name is `name` up to case (dedup_site.names.canonical: for the names the alphabet allows,
+    lower(), which the database holds unique), or None."""
+    return Corpus.objects.annotate(key=Lower("name")).filter(key=names.canonical(name)).first()
+
+
 def corpus_get_or_create(*, name: str, user=None) -> Corpus:
+    """The corpus of this name, made if there is none; refused when one differs from it only by case (an upload
+    meant for `evalc` typed as `EVALC` must not land in a second corpus, nor in the first unasked)."""
     _check_name(name)
-    corpus, _ = Corpus.objects.get_or_create(name=name, defaults={"created_by": user})
+    corpus = corpus_named(name)
+    if corpus is None:
+        try:
+            return corpus_create(name=name, user=user)
+        except CorpusExists as exists:  # made at the same moment
+            corpus = exists.corpus
+    if corpus.name != name:
+        raise UploadRefused(gettext(
+            "corpus name %(name)s: the corpus %(existing)s has it up to case (corpus names are told apart without "
+            "case); use %(existing)s, or another name") % {"name": repr(name), "existing": repr(corpus.name)})
     return corpus
 
 
 def corpus_create(*, name: str, user=None) -> Corpus:
-    """A new, empty corpus; CorpusExists when the name is taken (also by a create at the same moment: the
-    name's unique constraint decides)."""
+    """A new, empty corpus; CorpusExists when the name is taken, in any case (also by a create at the same
+    moment: the unique constraint on the name's canonical form decides)."""
     _check_name(name)
+    existing = corpus_named(name)
+    if existing is not None:
+        raise CorpusExists(existing)
     try:
         with transaction.atomic():
             return Corpus.objects.create(name=name, created_by=user)
     except IntegrityError:
-        raise CorpusExists(Corpus.objects.get(name=name)) from None
+        raise CorpusExists(corpus_named(name)) from None
 
 
 def upload_create(*, corpus_name: str, chunks: sources.Chunks, size: int, original_name: str,

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 import django
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
 import dedup_site
 from dedup_site import background
+from dedup_site.trail import trail_record
 from screening.engine import contract
 from screening.engine.minhash import NearConfig
 from screening.models import Corpus, Document, ScreeningRun, Upload
@@ -89,11 +91,17 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
     ]
     if not any(entry["documents"] for entry in manifest):
         raise RunRefused(_nothing_imported(corpus))
-    return ScreeningRun.objects.create(
-        corpus=corpus, exact=exact, near=near, config=config,
-        contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
-        manifest=manifest, started_by=user, reviews_required=options.reviews_required,
-    )
+    with transaction.atomic():
+        run = ScreeningRun.objects.create(
+            corpus=corpus, exact=exact, near=near, config=config,
+            contract=contract.CONTRACT, program_version=dedup_site.__version__, versions=library_versions(),
+            manifest=manifest, started_by=user, reviews_required=options.reviews_required,
+        )
+        # A run decides what is reviewed and by how many (its threshold, reviews_required): an administrative act.
+        trail_record(actor=user, action="run.start", target=run, after={
+            "run": run.pk, "config": config, "reviews_required": run.reviews_required,
+            "uploads": [entry["upload"] for entry in manifest]})
+    return run
 
 
 def _nothing_imported(corpus: Corpus) -> str:

@@ -1,10 +1,13 @@
-"""Personal API tokens from the server's shell: create (the token on the last line), list, revoke."""
+"""Personal API tokens from the server's shell: create (the token on the last line), list, revoke. A token made
+here is the command line's, not its owner's: its owner is told at their next log-in, and the records it makes
+are set apart when they sign (dedup_site.tokens)."""
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from dedup_site import tokens
 from dedup_site.models import ApiToken
+from dedup_site.trail import command_line
 
 
 def _user(username: str):
@@ -30,24 +33,31 @@ class Command(BaseCommand):
         revoke.add_argument("id", type=int)
 
     def handle(self, *args, action, **options):
+        with command_line(f"api_token {action}"):
+            self._handle(action, options)
+
+    def _handle(self, action, options):
         if action == "create":
             user = _user(options["username"])
             try:
-                token, text = tokens.token_create(user=user, name=options["name"], days=options["days"])
+                token, text = tokens.token_create(user=user, name=options["name"], actor=None, days=options["days"])
             except tokens.TokenRefused as error:
                 raise CommandError(str(error)) from None
             until = f"until {token.expires_at:%Y-%m-%d %H:%M} UTC" if token.expires_at else "without expiry"
             self.stderr.write(f"Token {token.pk} ({token.name}) for {user.get_username()}, good {until}; it is "
-                              f"shown only now:")
+                              f"shown only now. It is marked as made on the server's command line: "
+                              f"{user.get_username()} is told of it at their next log-in, and the records it makes "
+                              f"are set apart when they sign.")
             self.stdout.write(text)
         elif action == "list":
-            rows = ApiToken.objects.select_related("user").order_by("user__username", "-created_at")
+            rows = ApiToken.objects.select_related("user", "created_by").order_by("user__username", "-created_at")
             if options["username"]:
                 rows = rows.filter(user=_user(options["username"]))
             for t in rows:
                 state = "revoked" if t.revoked_at else "active" if tokens.is_current(t) else "expired"
+                maker = t.created_by.get_username() if t.created_by else "command line"
                 self.stdout.write("\t".join([str(t.pk), t.user.get_username(), t.name, state,
-                                             f"created {t.created_at:%Y-%m-%d}",
+                                             f"created {t.created_at:%Y-%m-%d} by {maker}",
                                              f"expires {t.expires_at:%Y-%m-%d}" if t.expires_at else "no expiry",
                                              f"last used {t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at
                                              else "never used"]))

@@ -2,10 +2,10 @@
 own channel, for a team with one admin or when the admin who chose it is the only one)."""
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from dedup_site import accounts
+from dedup_site.trail import command_line
 
 
 class Command(BaseCommand):
@@ -15,11 +15,12 @@ class Command(BaseCommand):
         parser.add_argument("username")
 
     def handle(self, *args, username, **options):
-        user = get_user_model().objects.filter(username__iexact=username).first()
+        user = accounts.user_named(username)  # as user names are told apart: up to case, width, composition
         if user is None:
             raise CommandError(f"no account named {username!r}")
         try:
-            code = accounts.password_code_issue(actor=None, user=user)
+            with command_line("password_code"):
+                code = accounts.password_code_issue(actor=None, user=user)
         except accounts.AccountRefused as error:
             raise CommandError(str(error)) from None
         self.stderr.write(f"Hand this code to {user.get_username()} yourself; it is good once, for "

@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from dedup_site import buckets
+from dedup_site.trail import command_line
 from review.services import ReviewRefused
 from review.sheets import sheet_exports
 from screening.models import ScreeningRun
@@ -28,7 +29,8 @@ class Command(BaseCommand):
         selection = sheet_exports.Selection(since=options["since"], until=options["until"],
                                             reviewer=options["reviewer"], settled_only=options["settled_only"])
         try:
-            export = sheet_exports.sheet_export_create(run=run, selection=selection)
+            with command_line("export_sheet"):
+                export = sheet_exports.sheet_export_create(run=run, selection=selection)
         except ReviewRefused as error:
             raise CommandError(str(error)) from error
         try:

@@ -13,6 +13,9 @@ class Command(BaseCommand):
         parser.add_argument("--manifest", type=Path, help="default: NAME.manifest.json beside the CSV")
         parser.add_argument("--public-key", type=Path,
                             help="the site's public key (PEM); default: this site's key, if it has one")
+        parser.add_argument("--against-trail", action="store_true",
+                            help="also check the manifest's trail hash against this site's trail of administrative "
+                                 "acts (its database)")
 
     def handle(self, *args, **options):
         csv_path: Path = options["csv"]
@@ -42,6 +45,22 @@ class Command(BaseCommand):
             for problem in result.problems:
                 self.stderr.write(f"INVALID: {problem}")
             raise CommandError(f"{csv_path.name} does not verify")
+        if options["against_trail"]:
+            self._against_trail(csv_path, manifest)
         self.stdout.write(f"VALID: {csv_path.name}, export {manifest.get('export_id')} of run {manifest.get('run')}, "
                           f"{manifest.get('row_count')} rows, exported by {manifest.get('exported_by')} at "
                           f"{manifest.get('exported_at')}, key {signing.fingerprint(key)}")
+        if "trail_sha256" in manifest:
+            self.stdout.write(f"trail of administrative acts at the export: {manifest['trail_rows']} entries (to entry "
+                              f"{manifest['trail_last_entry']}), SHA-256 chain {manifest['trail_sha256']}"
+                              + ("; the same in this site's trail" if options["against_trail"] else ""))
+
+    def _against_trail(self, csv_path: Path, manifest: dict) -> None:
+        from review.sheets import sheet_exports
+
+        last = manifest.get("trail_last_entry")
+        rows, _, digest = sheet_exports.trail_state(upto=last if type(last) is int else 0)
+        problem = signing.trail_check(manifest, rows, digest)
+        if problem:
+            self.stderr.write(f"INVALID: {problem}")
+            raise CommandError(f"{csv_path.name} does not verify against this site's trail")

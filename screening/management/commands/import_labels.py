@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from dedup_site.trail import command_line
 from screening import evaluation
 from screening.models import Corpus
 
@@ -23,8 +24,9 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            label_set = evaluation.labelset_import(corpus=corpus, data=path.read_bytes(), original_name=path.name,
-                                                   name=options["name"])
+            with command_line("import_labels"):
+                label_set = evaluation.labelset_import(corpus=corpus, data=path.read_bytes(),
+                                                       original_name=path.name, name=options["name"])
         except evaluation.LabelsRejected as error:
             for problem in error.problems:
                 self.stderr.write(problem)

@@ -5,6 +5,7 @@ from rq import Worker
 from dedup_site import progress
 from dedup_site.cli import Poller, ProgressBar, wait_until
 from dedup_site.queues import ensure_redis
+from dedup_site.trail import command_line
 from screening import runs
 from screening.engine.minhash import NearConfig
 from screening.engine.normalize import POLICIES
@@ -56,8 +57,9 @@ class Command(BaseCommand):
                                    reviews_required=options["reviews_required"], near_config=config)
         try:
             # --sync runs here, never queued: a worker already running would take the job instead.
-            run = (runs.run_create(corpus=corpus, options=options_) if options["sync"]
-                   else runs.run_start(corpus=corpus, options=options_))
+            with command_line("screen"):
+                run = (runs.run_create(corpus=corpus, options=options_) if options["sync"]
+                       else runs.run_start(corpus=corpus, options=options_))
         except runs.RunRefused as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"run {run.pk}")
