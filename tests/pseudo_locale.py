@@ -29,15 +29,26 @@ def pseudo(text: str) -> str:
     return OPEN + "".join(out) + CLOSE
 
 
+def _sources() -> list[Path]:
+    """The catalogs whose messages a page can show: the site's own, and Django's (its forms' and validators'
+    words), read from their Persian catalogs, which hold every message."""
+    import django
+
+    django_root = Path(django.__file__).parent
+    return [ROOT / "locale" / "fa" / "LC_MESSAGES" / "django.po",
+            *sorted(django_root.glob("**/locale/fa/LC_MESSAGES/django.po"))]
+
+
 def build(folder: Path) -> Path:
-    """Compile the pseudo catalog from the Persian catalog's messages into `folder` (a LOCALE_PATHS entry)."""
-    source = polib.pofile(str(ROOT / "locale" / "fa" / "LC_MESSAGES" / "django.po"))
+    """Compile the pseudo catalog from the messages of every catalog into `folder` (a LOCALE_PATHS entry)."""
     catalog = polib.POFile()
     catalog.metadata = {"Content-Type": "text/plain; charset=UTF-8", "Language": CODE,
                         "Plural-Forms": "nplurals=2; plural=(n != 1);"}
-    for entry in source:
-        if entry.obsolete:
+    seen = set()
+    for entry in (e for path in _sources() for e in polib.pofile(str(path))):
+        if entry.obsolete or (entry.msgctxt, entry.msgid) in seen:
             continue
+        seen.add((entry.msgctxt, entry.msgid))
         if entry.msgid_plural:
             catalog.append(polib.POEntry(msgid=entry.msgid, msgid_plural=entry.msgid_plural, msgctxt=entry.msgctxt,
                                          msgstr_plural={0: pseudo(entry.msgid), 1: pseudo(entry.msgid_plural)}))

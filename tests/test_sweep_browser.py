@@ -221,7 +221,7 @@ def _instance(import_records):
     assert decisions.bulk_plan(flt=plan_filters, reviewer=users["editor"], verdict="keep-both") is not None
     from dedup_site import tokens
 
-    token, _ = tokens.token_create(user=users["admin"], name="nightly")
+    token, _ = tokens.token_create(user=users["admin"], name="nightly", actor=users["admin"])
     ids = {"runs/pk": run.pk, "runs/run_id": run.pk, "pairs/pk": pairs[3].pk, "corpora/name": corpus.name,
            "clusters/number": cluster, "uploads/pk": rejected.pk, "documents/pk": docs["en-guide-v1"],
            "sheets/pk": export.pk, "part": "csv", "audits/pk": audit.audit_latest(run)[0].pk,

@@ -94,3 +94,11 @@ def collected(text) -> str:
     except ValueError:
         return bdi(text)
     return shown_date(moment.date(), "Y-m-d") if len(text) <= 10 else shown_date(moment)
+
+
+@register.filter(name="role_label")
+def role_label_filter(role) -> str:
+    """A role as the Users page names it, in the interface's language (dedup_site.accounts.role_label)."""
+    from dedup_site.accounts import role_label
+
+    return role_label(str(role or ""))

@@ -3,13 +3,14 @@ from datetime import date
 from django import template
 from django.template.backends.utils import csrf_input
 from django.utils.html import format_html, format_html_join, json_script
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from dedup_site.jinja import partial
 from dedup_site.links import link
 from dedup_site.templatetags.dates import shown_date
 from review import selectors
 from review.forms import SheetForm
+from review.sheets import signing
 from screening.sides import retained_names, sides
 
 register = template.Library()
@@ -24,6 +25,20 @@ def get_item(mapping, key):
 def reason_shown(reason, verdict):
     """A judgement's reason as the reader reads it (review.selectors.reason_shown)."""
     return selectors.reason_shown(reason, verdict)
+
+
+# The statements a signature can mean, as review.sheets.signing stores them (English, the words signed), each
+# in the catalogs so that a reader sees it in their language beside the stored words.
+MEANINGS = {signing.REVIEWER_MEANING: gettext_noop("I reviewed these pairs and these verdicts are mine.")}
+
+
+@register.filter
+def meaning_shown(meaning: str):
+    """What a signature means, in the reader's language, with the stored words beside it when they differ."""
+    shown = gettext(MEANINGS[meaning]) if meaning in MEANINGS else meaning
+    if shown == meaning:
+        return format_html("<bdi>“{}”</bdi>", meaning)
+    return format_html('“{}” <bdi class="hint" lang="en" translate="no">“{}”</bdi>', shown, meaning)
 
 
 @register.filter
