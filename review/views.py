@@ -54,6 +54,14 @@ def _with(url: str, query: str) -> str:
 
 
 FILTER_FIELDS = frozenset(QueueFilterForm.base_fields)
+# What else a queue's address may carry: its paging and a bulk decision's verdict.
+QUEUE_PARAMETERS = frozenset({*FILTER_KEYS, *FILTER_FIELDS, "after", "before", "at", "verdict"})
+
+
+def _unknown_parameters(request) -> list[str]:
+    """Names in the address that no filter of the queue knows (a mistyped one would otherwise be dropped
+    silently, and a bulk decision would cover more than was meant)."""
+    return sorted(set(request.GET) - QUEUE_PARAMETERS)
 # A cluster or bulk decision as the undo message names it.
 ACTION_KINDS = {"cluster": gettext_noop("cluster"), "bulk": gettext_noop("bulk")}
 
@@ -101,6 +109,9 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
 @permission_required(REVIEW)
 def queue(request):
     flt, carried, form = _filters(request)
+    for name in _unknown_parameters(request):
+        messages.warning(request, gettext("Ignored {name}: no filter of the queue has that name.").format(
+            name=isolated(name)))
     all_visible = selectors.sees_all(request.user)
     run = selectors.complete_run(flt.run) if flt.run else None
     after, before = request.GET.get("after", ""), request.GET.get("before", "")
@@ -321,7 +332,8 @@ def arbitrate(request, pk):
         else:
             verdict = form.cleaned_data["verdict"]
             messages.success(request, gettext("Settled {left} · {right} as {verdict}.").format(
-                left=pair.left.doc_id, right=pair.right.doc_id, verdict=verdict))
+                left=isolated(pair.left.doc_id), right=isolated(pair.right.doc_id),
+                verdict=gettext(Verdict(verdict).label)))
             return redirect(_with(link("review:arbitration_next"), carried))
     elif request.method == "POST":
         form_errors(request, form, "Not saved: ")
@@ -582,8 +594,11 @@ def bulk_preview(request):
     verdict = request.GET.get("verdict", "")
     run = ScreeningRun.objects.complete().filter(pk=flt.run or 0).first()
     try:
+        if unknown := _unknown_parameters(request):
+            raise services.ReviewRefused(gettext("no filter is named %(names)s: check the address") % {
+                "names": pgettext("between the items of a short list", ", ").join(unknown)})
         if run is None:
-            raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
+            raise services.ReviewRefused(gettext("a bulk decision takes the pairs of one complete run: choose the run"))
         plan = decisions.bulk_plan(flt=flt, reviewer=request.user, verdict=verdict)
     except services.ReviewRefused as error:
         messages.error(request, gettext("No bulk decision: {error}").format(error=error))
@@ -603,8 +618,11 @@ def bulk_confirm(request):
     verdict = request.POST.get("verdict", "")
     filters = dict(parse_qsl(carried))  # the filters as applied (what was ignored is not recorded)
     try:
+        if unknown := _unknown_parameters(request):
+            raise services.ReviewRefused(gettext("no filter is named %(names)s: check the address") % {
+                "names": pgettext("between the items of a short list", ", ").join(unknown)})
         if not ScreeningRun.objects.complete().filter(pk=flt.run or 0).exists():
-            raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
+            raise services.ReviewRefused(gettext("a bulk decision takes the pairs of one complete run: choose the run"))
         action = decisions.bulk_decide(flt=flt, reviewer=request.user, verdict=verdict, token=request.POST.get(
             "token", ""), reason=request.POST.get("reason", ""), filters=filters)
     except services.ReviewRefused as error:

@@ -403,3 +403,29 @@ def test_texts_lookup_reads_the_same_rows_as_in_and_refuses_what_is_not_text(adm
     for wrong in (1, None, b"A"):
         with pytest.raises(TypeError, match="in_texts takes str"):
             list(Document.objects.filter(doc_id__in_texts=["A", wrong]))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_upload_says_a_worker_is_starting_while_it_warms_up(admin_client, queue, settings):
+    import threading
+
+    from dedup_site.rq_worker import DedupWorker
+    from tests import probe_jobs
+
+    post_upload(admin_client, "seed001.jsonl", jsonl(SEED001), corpus="zh")
+    url = reverse("screening:upload_status", args=[Upload.objects.get().pk])
+    settings.DEDUP_WORKER_WARM = ["tests.probe_jobs.warm_until_told"]
+    probe_jobs.WARMING = threading.Event()
+    starting = threading.Thread(target=lambda: DedupWorker([queue], connection=queue.connection))
+    starting.start()
+    try:
+        for _ in range(100):  # until the worker has said it is starting
+            hint = admin_client.get(url).json()["hint"]
+            if "starting" in hint:
+                break
+            threading.Event().wait(0.05)
+        assert hint.startswith("a worker is starting"), hint
+    finally:
+        probe_jobs.WARMING.set()
+        starting.join()
+    assert admin_client.get(url).json()["hint"].startswith("no worker is taking jobs yet")  # warmed, not working
