@@ -313,3 +313,27 @@ def test_a_rehash_on_a_path_that_does_not_declare_itself_is_marked(settings, mon
     monkeypatch.setattr(PBKDF2PasswordHasher, "iterations", 1500)
     assert ed.check_password(PASSWORD)  # Django's own check saves the new hash, undeclared
     assert accounts.chosen_by_other(ed) is not None
+
+
+@pytest.mark.django_db
+def test_a_change_that_does_not_declare_itself_keeps_the_chooser_it_replaces():
+    """The reviewer's audit: admin resets staff root2, root2 changes it by a path the record cannot tell apart;
+    admin must not then be able to issue root2's code (the mark would otherwise name no one)."""
+    admin = _superuser("admin")
+    root2 = reviewer("root2", "admin", is_staff=True)
+    client = _logged_in("admin", PASSWORD)
+    assert client.post(reverse("users:password", args=[root2.pk]), {"password": CHOSEN}).status_code == 302
+    root2.refresh_from_db()
+    root2.set_password("a new phrase of root2 9")
+    root2.save()  # any write the database marks (an admin page, the shell)
+    assert accounts.chosen_by_other(root2).chosen_by == admin
+    with pytest.raises(accounts.AccountRefused, match="another admin"):
+        accounts.password_code_issue(actor=admin, user=root2)
+
+
+@pytest.mark.django_db
+def test_django_admins_own_password_page_sends_one_to_the_sites_password_page(admin_user):
+    client = Client()
+    client.force_login(admin_user)
+    response = client.get("/admin/password_change/")
+    assert response.status_code == 302 and response["Location"] == reverse("password_change")
