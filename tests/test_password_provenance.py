@@ -337,3 +337,37 @@ def test_django_admins_own_password_page_sends_one_to_the_sites_password_page(ad
     client.force_login(admin_user)
     response = client.get("/admin/password_change/")
     assert response.status_code == 302 and response["Location"] == reverse("password_change")
+
+
+@pytest.mark.django_db
+def test_an_admin_whose_password_someone_else_chose_takes_no_other_admin_act(import_records, admin_user, editor):
+    from review.models import Lease, ReviewPolicy
+    from review.sheets import sheet_exports
+    from screening import evaluation, runs
+    from screening.ingest import uploads
+    from screening.models import Corpus, ScreeningRun
+
+    run = copies_run(import_records, 1)
+    pair = CandidatePair.objects.get(run=run)
+    services.lease_take(pair_id=pair.pk, reviewer=editor)
+    chooser = reviewer("chooser", "admin")
+    accounts.password_chosen_by(user=admin_user, actor=chooser)
+    admin_user.refresh_from_db()
+    corpus = Corpus.objects.get(pk=run.corpus_id)
+    acts = {
+        "run": (runs.RunRefused, lambda: runs.run_create(corpus=corpus, user=admin_user)),
+        "settings": (services.ReviewRefused, lambda: services.review_policy_set(
+            corpus=corpus, user=admin_user, allow_self_arbitration=True)),
+        "export": (services.ReviewRefused, lambda: sheet_exports.sheet_export_create(run=run, user=admin_user)),
+        "labels": (evaluation.LabelsRejected, lambda: evaluation.labelset_import(
+            corpus=corpus, data=b"left_id,right_id,label\n", original_name="l.csv", user=admin_user)),
+        "upload": (uploads.UploadRefused, lambda: uploads.upload_create(
+            corpus_name="copies", chunks=[b"x"], size=1, original_name="a.txt", language="en", user=admin_user)),
+        "leases": (services.ReviewRefused, lambda: services.leases_release(actor=admin_user, reviewer=editor)),
+    }
+    for name, (refused, act) in acts.items():
+        with pytest.raises(refused) as caught:
+            act()
+        said = " ".join([str(caught.value), *getattr(caught.value, "problems", [])])
+        assert "before you act as an admin" in said, (name, said)
+    assert ScreeningRun.objects.count() == 1 and not ReviewPolicy.objects.exists() and Lease.objects.exists()
