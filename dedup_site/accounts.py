@@ -188,6 +188,23 @@ def _code_refusal(issuer, user) -> str:
     return ""
 
 
+def admin_refusal(actor) -> str:
+    """Why `actor` may not take an admin's act now ("" when they may; None, the server's command line, may):
+    whoever chose their password could be the one acting (an upload, a run, review settings, an export, a
+    label set, another's leases: acts the trail would put in their name). Each service raises it as its own
+    refusal."""
+    if actor is None or getattr(actor, FOREIGN_PASSWORD, None) is False:
+        return ""
+    chosen = chosen_by_other(actor)
+    if chosen is None:
+        return ""
+    who = chosen.chosen_by.get_username() if chosen.chosen_by else gettext("someone else")
+    return gettext(
+        "your password was chosen by %(who)s on %(date)s; set your own (Password, at the top of the page) before "
+        "you act as an admin: whoever chose it could be the one acting") % {
+        "who": who, "date": f"{chosen.chosen_at:%Y-%m-%d}"}
+
+
 def refuse_foreign_actor(actor) -> None:
     """An account whose password someone else chose manages no account and issues no code: its chooser could
     be the one acting (as they could be the one judging: review.services.refuse_foreign_password)."""

@@ -154,7 +154,17 @@ class RoleSafeUserAdmin(UserAdmin):
 
 @admin.register(Group)
 class TrailedGroupAdmin(GroupAdmin):
-    """Django's group admin; a change of a group's permissions (a role's, when the group is one) is trailed."""
+    """Django's group admin; a change of a group's permissions (a role's, when the group is one) is trailed.
+    An admin whose password someone else chose changes no group (accounts.admin_refusal)."""
+
+    def has_add_permission(self, request):
+        return not _password_chosen_by_other(request.user) and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None):
+        return not _password_chosen_by_other(request.user) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return not _password_chosen_by_other(request.user) and super().has_delete_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
         obj._trail_before = {"name": Group.objects.get(pk=obj.pk).name, "permissions": _permissions(

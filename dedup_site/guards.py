@@ -221,7 +221,9 @@ def password_marks(vendor: str) -> list[str]:
     assignment saved with update_fields, SQL — now and later. An unusable password (`!...`) lets no one log
     in: it needs no mark (nor does it lift one)."""
     usable = "substr(NEW.password, 1, 1) <> '!' AND NEW.password <> ''"
-    upsert = ("ON CONFLICT (user_id) DO UPDATE SET chosen_by_id = NULL, chosen_at = excluded.chosen_at")
+    # A mark already there keeps its chooser: whoever wrote the new hash may be them (an admin page, the shell),
+    # and forgetting the name would let them issue the owner's code. A page that knows the chooser says so after.
+    upsert = "ON CONFLICT (user_id) DO UPDATE SET chosen_at = excluded.chosen_at"
     insert, update = PASSWORD_MARK_TRIGGERS
     if vendor == "postgresql":
         return [

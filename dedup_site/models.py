@@ -86,7 +86,7 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     # Who made it: its owner (their tokens page), someone else, or nobody named: the server's command line
-    # (`manage.py api_token create`), and every token made before dedup_site 0010, whose maker was not kept.
+    # (`manage.py api_token create`), and every token made before dedup_site 0007, whose maker was not kept.
     # A token its owner did not make acts as them all the same: the owner is told (until acknowledged_at) and
     # the records it makes are set apart when they sign (review.services.signature_record).
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from dedup_site import storable
 from dedup_site.models import TrailEntry
 
 # Every act the trail records, by key (kept English in the rows and the API; shown translated).
@@ -95,10 +96,14 @@ def trail_record(*, actor, action: str, target, before: dict | None = None, afte
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK])
     kind, pk, label = _target(target)
+    # Text a row stored before the rule on lone surrogates (a preset reason), or an argument the command line
+    # decoded with surrogateescape, is kept escaped: an insert-only row that could not be encoded would break
+    # every later sheet's hash of the trail, for good.
     return TrailEntry.objects.create(
         at=timezone.now(), actor=actor, actor_name=actor.get_username() if actor is not None else "",
-        command="" if actor is not None else (_COMMAND.get() or UNNAMED_COMMAND), action=action, target_type=kind,
-        target_id=pk, target_label=label[:300], before=plain(before or {}), after=plain(after or {}))
+        command="" if actor is not None else storable.shown(_COMMAND.get() or UNNAMED_COMMAND), action=action,
+        target_type=kind, target_id=pk, target_label=storable.shown(label[:300]),
+        before=storable.shown_data(plain(before or {})), after=storable.shown_data(plain(after or {})))
 
 
 # --- reading it -------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from dedup_site import languages, users
 
@@ -15,6 +16,9 @@ urlpatterns = [
     path("accounts/tokens/<int:pk>/revoke/", users.api_token_revoke, name="api_token_revoke"),
     path("accounts/tokens/<int:pk>/acknowledge/", users.api_token_acknowledge, name="api_token_acknowledge"),
     path("trail/", include("dedup_site.trail_page")),
+    # Django admin's own password page would change a password by a path the record cannot tell from someone
+    # else's: one's own password is changed on the site's Password page only.
+    path("admin/password_change/", RedirectView.as_view(pattern_name="password_change")),
     path("admin/", admin.site.urls),
     path("users/", include("dedup_site.users")),
     path("review/", include("review.urls")),

@@ -311,6 +311,8 @@ def review_policy_set(*, corpus, user, allow_self_arbitration: bool,
                       preset_reasons: dict[str, str] | None = None) -> ReviewPolicy:
     """Save a corpus's review settings. Preset reasons are kept only where they differ from the defaults, so
     a later change of a default reaches every corpus that never chose its own."""
+    if refusal := accounts.admin_refusal(user):
+        raise ReviewRefused(refusal)
     defaults = {"allow_self_arbitration": allow_self_arbitration, "updated_by": user}
     if preset_reasons is not None:
         unknown = set(preset_reasons) - set(PRESET_REASONS)
@@ -516,6 +518,8 @@ def leases_release(*, actor, reviewer, run_id: int | None = None) -> int:
     Returns how many were released."""
     if actor.pk != reviewer.pk and not actor.has_perm(START_RUN):
         raise ReviewRefused(gettext("only an admin releases another reviewer's pairs"))
+    if actor.pk != reviewer.pk and (refusal := accounts.admin_refusal(actor)):
+        raise ReviewRefused(refusal)
     leases = Lease.objects.filter(reviewer=reviewer)
     if run_id is not None:
         leases = leases.filter(pair__run_id=run_id)

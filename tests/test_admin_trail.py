@@ -378,3 +378,21 @@ def test_an_export_from_the_command_line_is_trailed_as_the_commands(reviewed, tm
     (entry,) = entries("sheet.export")
     assert (entry.actor, entry.command, entry.target_id) == (None, "export_sheet", reviewed.pk)
     assert sheet_exports.trail_state()[0] == len(entries())
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="PostgreSQL's jsonb stores no lone surrogate at all")
+def test_a_lone_surrogate_stored_before_the_rule_enters_the_trail_escaped_and_sheets_still_hash_it(
+        import_records, admin_client):
+    from review.models import ReviewPolicy
+    from review.sheets import sheet_exports
+
+    run = seed_run(import_records)
+    ReviewPolicy.objects.create(corpus_id=run.corpus_id, preset_reasons={"keep-both": "old \ud800 words"})
+    data = {f"preset_{v}": text for v, text in PRESET_REASONS.items()}
+    data["preset_keep-both"] = "two channels, both kept"
+    admin_client.post(reverse("review:policy", args=["zh"]), data)
+    (entry,) = entries("review.preset_reasons")
+    assert entry.before == {"preset_reasons": {"keep-both": "old \\ud800 words"}}
+    rows, _, digest = sheet_exports.trail_state()  # the hash every later export carries
+    assert rows >= 1 and len(digest) == 64

@@ -106,8 +106,9 @@ def test_the_default_rate_turns_a_burst_above_it_into_429s(server, editor, setti
     answers, seconds = _burst(port, token, 400, threads=12)
     counts = Counter(status for status, _ in answers)
     print(f"{counts} in {seconds:.2f} s")
-    assert set(counts) == {200, 429} and counts[200] <= 100 * (int(seconds) + 1), (counts, seconds)
-    assert {wait for status, wait in answers if status == 429} == {"1"}
+    assert counts[200] <= 100 * (int(seconds) + 1) and set(counts) <= {200, 429}, (counts, seconds)
+    if len(answers) / seconds > 150:  # a burst well above the rate (a machine too busy to send one cannot)
+        assert counts[429] and {wait for status, wait in answers if status == 429} == {"1"}, (counts, seconds)
     assert len(_pids_that_served(log, 200)) == 2
 
 

@@ -146,6 +146,13 @@ def test_a_jsonl_record_with_a_lone_surrogate_is_refused_naming_its_line_and_fie
     assert _rejected("s.jsonl", data) == [f"s.jsonl line 2, field body: {LONE_RULE}"]
 
 
+def test_a_jsonl_key_with_a_lone_surrogate_is_refused_by_name_and_its_problem_stored(db):
+    Corpus.objects.create(name="limits")
+    data = b'{"doc_id": "a", "language": "en", "body": "fine", "x\\ud800": 1}\n'
+    (problem,) = _rejected("k.jsonl", data)  # stored: PostgreSQL's jsonb refused the raw key
+    assert problem.startswith("k.jsonl line 1, field x\\ud800: unknown field")
+
+
 # --- robustness ---------------------------------------------------------------------------------------------------
 
 

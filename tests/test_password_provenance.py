@@ -313,3 +313,61 @@ def test_a_rehash_on_a_path_that_does_not_declare_itself_is_marked(settings, mon
     monkeypatch.setattr(PBKDF2PasswordHasher, "iterations", 1500)
     assert ed.check_password(PASSWORD)  # Django's own check saves the new hash, undeclared
     assert accounts.chosen_by_other(ed) is not None
+
+
+@pytest.mark.django_db
+def test_a_change_that_does_not_declare_itself_keeps_the_chooser_it_replaces():
+    """The reviewer's audit: admin resets staff root2, root2 changes it by a path the record cannot tell apart;
+    admin must not then be able to issue root2's code (the mark would otherwise name no one)."""
+    admin = _superuser("admin")
+    root2 = reviewer("root2", "admin", is_staff=True)
+    client = _logged_in("admin", PASSWORD)
+    assert client.post(reverse("users:password", args=[root2.pk]), {"password": CHOSEN}).status_code == 302
+    root2.refresh_from_db()
+    root2.set_password("a new phrase of root2 9")
+    root2.save()  # any write the database marks (an admin page, the shell)
+    assert accounts.chosen_by_other(root2).chosen_by == admin
+    with pytest.raises(accounts.AccountRefused, match="another admin"):
+        accounts.password_code_issue(actor=admin, user=root2)
+
+
+@pytest.mark.django_db
+def test_django_admins_own_password_page_sends_one_to_the_sites_password_page(admin_user):
+    client = Client()
+    client.force_login(admin_user)
+    response = client.get("/admin/password_change/")
+    assert response.status_code == 302 and response["Location"] == reverse("password_change")
+
+
+@pytest.mark.django_db
+def test_an_admin_whose_password_someone_else_chose_takes_no_other_admin_act(import_records, admin_user, editor):
+    from review.models import Lease, ReviewPolicy
+    from review.sheets import sheet_exports
+    from screening import evaluation, runs
+    from screening.ingest import uploads
+    from screening.models import Corpus, ScreeningRun
+
+    run = copies_run(import_records, 1)
+    pair = CandidatePair.objects.get(run=run)
+    services.lease_take(pair_id=pair.pk, reviewer=editor)
+    chooser = reviewer("chooser", "admin")
+    accounts.password_chosen_by(user=admin_user, actor=chooser)
+    admin_user.refresh_from_db()
+    corpus = Corpus.objects.get(pk=run.corpus_id)
+    acts = {
+        "run": (runs.RunRefused, lambda: runs.run_create(corpus=corpus, user=admin_user)),
+        "settings": (services.ReviewRefused, lambda: services.review_policy_set(
+            corpus=corpus, user=admin_user, allow_self_arbitration=True)),
+        "export": (services.ReviewRefused, lambda: sheet_exports.sheet_export_create(run=run, user=admin_user)),
+        "labels": (evaluation.LabelsRejected, lambda: evaluation.labelset_import(
+            corpus=corpus, data=b"left_id,right_id,label\n", original_name="l.csv", user=admin_user)),
+        "upload": (uploads.UploadRefused, lambda: uploads.upload_create(
+            corpus_name="copies", chunks=[b"x"], size=1, original_name="a.txt", language="en", user=admin_user)),
+        "leases": (services.ReviewRefused, lambda: services.leases_release(actor=admin_user, reviewer=editor)),
+    }
+    for name, (refused, act) in acts.items():
+        with pytest.raises(refused) as caught:
+            act()
+        said = " ".join([str(caught.value), *getattr(caught.value, "problems", [])])
+        assert "before you act as an admin" in said, (name, said)
+    assert ScreeningRun.objects.count() == 1 and not ReviewPolicy.objects.exists() and Lease.objects.exists()

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from dedup_site import background, buckets, object_storage, trail
+from dedup_site import accounts, background, buckets, object_storage, trail
 from dedup_site.trail import trail_record
 from review.models import Arbitration, Judgement, ReviewerSignature, SheetExport
 from review.selectors import SETTLED
@@ -243,6 +243,8 @@ def sheet_export_create(*, run: ScreeningRun, user=None, selection: Selection | 
     which the trail records."""
     if run.status != ScreeningRun.Status.COMPLETE:
         raise ReviewRefused(f"run {run.pk} is not complete")
+    if refusal := accounts.admin_refusal(user):
+        raise ReviewRefused(refusal)
     with transaction.atomic():
         export = SheetExport.objects.create(run=run, exported_by=user, selection=(selection or Selection()).as_dict())
         trail_record(actor=user, action="sheet.export", target=run, after={

@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from dedup_site import background
+from dedup_site import accounts, background
 from screening.evaluation.labelsets import EvaluationRefused
 from screening.evaluation.report import _share_band, _signatures
 from screening.models import Document, ExactGroupMember, RunAudit, ScreeningRun
@@ -88,6 +88,8 @@ def run_audit(*, run: ScreeningRun, threshold: float | None = None, limit: int =
 
 def audit_create(*, run: ScreeningRun, user=None, threshold: float | None = None) -> RunAudit:
     """Record an audit to be done by a worker (admins start it; it takes seconds to minutes)."""
+    if refusal := accounts.admin_refusal(user):
+        raise EvaluationRefused(refusal)
     if run.status != ScreeningRun.Status.COMPLETE or not run.near:
         raise EvaluationRefused(gettext("run %(run)s has no complete near pass to audit") % {"run": run.pk})
     with transaction.atomic():

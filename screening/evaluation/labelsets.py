@@ -8,6 +8,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils.translation import gettext
 
+from dedup_site import accounts
 from dedup_site.roles import sees_all_verdicts
 from dedup_site.trail import trail_record
 from screening.engine import labelcsv
@@ -34,6 +35,8 @@ class LabelsRejected(Exception):
 
 def labelset_import(*, corpus: Corpus, data: bytes, original_name: str, name: str = "", user=None) -> LabelSet:
     """Store a labels CSV for the corpus: every row or none. Problems name their line."""
+    if refusal := accounts.admin_refusal(user):
+        raise LabelsRejected([refusal])
     original_name = Path(original_name).name
     name = (name or Path(original_name).stem).strip()[:100]
     rows, problems, notices = labelcsv.read_labels(data, original_name)

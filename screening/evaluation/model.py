@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils.translation import gettext
 
+from dedup_site import accounts
 from screening import runs
 from screening.engine import learned
 from screening.engine.cluster import components
@@ -50,6 +51,8 @@ def _labelled_evidence(run: ScreeningRun, label_set: LabelSet) -> tuple[list[Evi
 def model_train(*, run: ScreeningRun, label_set: LabelSet, user=None) -> SuggestionModel:
     """Learn a model from the label set over the run's evidence. It is put in use when, in folds held out by
     source family, it is at least as accurate as the rules; the run's pairs are then suggested again."""
+    if refusal := accounts.admin_refusal(user):
+        raise EvaluationRefused(refusal)
     if label_set.corpus_id != run.corpus_id or run.status != ScreeningRun.Status.COMPLETE:
         raise EvaluationRefused(gettext("the label set and the complete run must belong to the same corpus"))
     evidence, labels, families = _labelled_evidence(run, label_set)

@@ -332,7 +332,8 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
     if not known:
         for name in raw:
             if name not in _FIELD_SET:
-                report.problem(place, str(name), Rule("unknown-field", fields=", ".join(FIELDS)))
+                # A key is named as read, a lone surrogate escaped: no column (PostgreSQL's jsonb) stores one.
+                report.problem(place, storable.shown(str(name)), Rule("unknown-field", fields=", ".join(FIELDS)))
     if typed:  # JSON: the object itself when every field is known (it is not changed here)
         values = raw if known else {k: v for k, v in raw.items() if k in _FIELD_SET}
     else:  # in CSV an empty cell means "absent", except for the body, whose emptiness is its own rule

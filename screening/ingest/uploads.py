@@ -13,7 +13,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from dedup_site import background, buckets, names
+from dedup_site import accounts, background, buckets, names
 from screening.ingest import formats, reading, sources
 from screening.models import Corpus, Document, SourceFile, Upload
 
@@ -88,6 +88,8 @@ def upload_create(*, corpus_name: str, chunks: sources.Chunks, size: int, origin
                   language: str = "", user=None) -> Upload:
     """Store the file (read-only, by SHA-256) and record a queued upload. Nothing is parsed yet. `chunks` is
     a list or a function returning the file's chunks anew (a bucket's store reads them twice)."""
+    if refusal := accounts.admin_refusal(user):
+        raise UploadRefused(refusal)
     original_name = Path(original_name or "").name
     if formats.detect_format(original_name) is None:
         raise UploadRefused(gettext("%(file)s: unsupported type; upload one of %(formats)s") % {

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 import dedup_site
-from dedup_site import background
+from dedup_site import accounts, background
 from dedup_site.trail import trail_record
 from screening.engine import contract
 from screening.engine.minhash import NearConfig
@@ -73,6 +73,8 @@ def run_create(*, corpus: Corpus, exact: bool = True, near: bool = False, near_c
 
     An incremental run keeps the corpus's LSH index for its configuration and signs and looks up only the
     documents of uploads the index has not seen; its pairs are those a full run would give."""
+    if refusal := accounts.admin_refusal(user):
+        raise RunRefused(refusal)
     if options is None:
         options = RunOptions(exact, near, incremental, reviews_required, near_config or NearConfig())
     options = options.checked()
