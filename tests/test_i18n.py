@@ -218,3 +218,18 @@ def test_a_bulk_and_a_cluster_decision_are_told_in_the_editors_words_and_digits(
                        {"verdict": "keep-both", "token": token, "reason": "دو سند"}, follow=True)
     told = re.sub("\u2068[^\u2069]*\u2069", "", " ".join(str(m) for m in page.context["messages"]))
     assert "نگه‌داشتن هر دو" in told and "keep-both" not in told and not re.search(r"[0-9]", told), told
+
+
+@pytest.mark.django_db
+def test_an_uploads_problems_are_said_in_the_readers_language_from_their_codes(admin_user):
+    from screening.ingest import uploads
+
+    bad = b'{"doc_id": "x1", "language": "en"}\n{"doc_id": "x2", "language": "en", "body": "t", "extra": 1}\n'
+    upload = uploads.upload_process(upload=uploads.upload_create(corpus_name="bad", chunks=[bad], size=len(bad),
+                                                                 original_name="broken.jsonl"))
+    assert upload.problems[0] == "broken.jsonl line 1, field body: is required"  # stored in English, as before
+    client = Client(headers={"accept-language": "fa"})
+    client.force_login(admin_user)
+    page = client.get(reverse("screening:corpus_detail", args=["bad"])).content.decode()
+    assert "<bdi>broken.jsonl</bdi>، سطر ۲، فیلد <bdi>extra</bdi>: فیلد ناشناخته" in page
+    assert "لازم است" in page and "is required" not in page and "unknown field" not in page

@@ -41,7 +41,7 @@ API_PAGES: set[str] = set()  # the API's docs page is Swagger UI's own, in Engli
 # Words that are the same in every language's interface: names of formats, measures and protocols.
 NAMES = {"API", "REST", "LSH", "MinHash", "Jaccard", "UTC", "ZIP", "CSV", "JSON", "JSONL", "TXT", "SHA", "Ed25519",
          "OpenAPI", "ISO", "UTF", "BOM", "RFC", "TP", "FP", "FN", "Bearer", "PEM", "Redis", "RQ", "URL", "HTTP",
-         "datasketch", "numba", "Django", "shingle", "Cohen", "kappa"}
+         "datasketch", "numba", "Django", "shingle", "Cohen", "kappa", "KB", "MB", "GB"}
 # Keys a page should name in words: the verdicts and states as stored, field names of the selection.
 KEYS = sorted({*(v.value for v in Verdict if "-" in v.value), *(s.value for s in PairState if "_" in s.value),
                "pass_name", "settled_only", "reviews_required", "storage_floor", "final_verdict"})

@@ -28,7 +28,8 @@ def _value(value: str) -> SafeString:
 
 
 def _said(code: str, values: dict) -> SafeString:
-    return format_html(conditional_escape(gettext(RULES[code])), **{k: _value(str(v)) for k, v in values.items()})
+    message = conditional_escape(gettext(RULES[code]))
+    return format_html(message, **{k: _value(str(v)) for k, v in values.items()}) if values else message
 
 
 @register.filter
