@@ -70,7 +70,8 @@ def test_rejected_upload_lists_every_problem_and_adds_nothing(admin_client, run_
     ]
     assert Document.objects.count() == 0
     page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
-    assert "rejected: 2 problems" in page and "bad.jsonl line 2, field body: is empty or only whitespace" in page
+    assert "rejected: 2 problems" in page
+    assert "<bdi>bad.jsonl</bdi>, line 2, field <bdi>body</bdi>: is empty or only whitespace" in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -288,7 +289,7 @@ def test_a_zip_without_a_language_gives_one_line_per_rule_with_a_count(write, ad
     assert len(examples) == 3 and "notes/n000.txt" in examples[0]
     page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
     assert "301 in all, 2 rules broken" in page and "— 300 times, for example" in page
-    assert page.count("notes.zip member notes/n") == 3
+    assert page.count("<bdi>notes.zip</bdi>, member <bdi>notes/n") == 3
 
 
 # --- a large upload is read in a second process while the first stores it ------------------------------
