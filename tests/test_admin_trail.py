@@ -22,6 +22,7 @@ from dedup_site.models import ApiToken, TrailEntry
 from review.models import PRESET_REASONS
 from review.sheets import sheet_exports, signing
 from screening.models import ScreeningRun
+from tests import factories
 from tests.factories import reviewer, seed_run
 from tests.test_sheets import export, verify
 
@@ -243,7 +244,7 @@ def test_django_admin_changes_of_accounts_and_groups_are_trailed(staff_client, a
     group = Group.objects.get(name="editors")
     view_user = Permission.objects.get(codename="view_user")
     superuser = Client()
-    superuser.force_login(type(admin_user).objects.create_superuser("sue-super", password="irrelevant-pass-1"))
+    superuser.force_login(factories.superuser("sue-super"))  # its password its own: it may change groups
     superuser.post(reverse("admin:auth_group_change", args=[group.pk]), {
         "name": "editors", "permissions": [*group.permissions.values_list("pk", flat=True), view_user.pk]})
     (regroup,) = entries("group.change")
