@@ -39,7 +39,7 @@ from dedup_site.auth import FOREIGN_PASSWORD
 from dedup_site.models import USERNAME_WRITER, OwnPassword, PasswordChosenByOther, PasswordCode, UsernameKey
 from dedup_site.prepared import Prepared
 from dedup_site.roles import ADMINS, ARBITERS, EDITORS
-from dedup_site.trail import trail_record
+from dedup_site.trail import own_entries, trail_record
 
 REVIEWER_ROLES = {"editor": EDITORS, "arbiter": ARBITERS}  # what an admin may hand out
 ALL_ROLES = {**REVIEWER_ROLES, "admin": ADMINS}  # what a superuser may hand out
@@ -429,7 +429,7 @@ def reviewer_create(*, actor, username: str, password: str, role: str, full_name
         validate_password(password, user)
     except ValidationError as error:
         raise AccountRefused(gettext("password: %(problems)s") % {"problems": " ".join(error.messages)}) from None
-    with transaction.atomic():
+    with own_entries():
         user.set_password(password)
         user.save()
         user.groups.add(group)
@@ -445,7 +445,7 @@ def reviewer_role_set(*, actor, user, role: str) -> None:
     _check(actor, user)
     group = _group(actor, role)
     before = role_of(user)
-    with transaction.atomic():
+    with own_entries():
         user.groups.remove(*Group.objects.filter(name__in=ROLE_GROUPS))
         user.groups.add(group)
         trail_record(actor=actor, action="user.role", target=user, before={"role": before}, after={"role": role})
@@ -455,7 +455,7 @@ def reviewer_active_set(*, actor, user, active: bool) -> None:
     """Deactivate (they can no longer log in; their judgements stay theirs) or reactivate an account."""
     refuse_foreign_actor(actor)
     _check(actor, user)
-    with transaction.atomic():
+    with own_entries():
         trail_record(actor=actor, action="user.reactivate" if active else "user.deactivate", target=user,
                      before={"active": user.is_active}, after={"active": active})
         type(user).objects.filter(pk=user.pk).update(is_active=active)
@@ -465,6 +465,6 @@ def reviewer_active_set(*, actor, user, active: bool) -> None:
 def reviewer_password_set(*, actor, user, password: str) -> None:
     refuse_foreign_actor(actor)
     _check(actor, user)
-    with _password_replaced(user, password):
+    with own_entries(), _password_replaced(user, password):
         password_chosen_by(user=user, actor=actor)
         trail_record(actor=actor, action="user.password", target=user, after={"chosen_by": actor.get_username()})

@@ -4,10 +4,9 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 
 from dedup_site import accounts
-from dedup_site.trail import trail_record
+from dedup_site.trail import own_entries, trail_record
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -124,8 +123,12 @@ class RoleSafeUserAdmin(UserAdmin):
         if not change:  # the add page sets the password its creator typed
             accounts.password_chosen_by(user=obj, actor=request.user)
 
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        with own_entries():  # save_related records the change's one entry
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
     def user_change_password(self, request, id, form_url=""):
-        with transaction.atomic():  # the new password and its trail entry together
+        with own_entries():  # the new password and its trail entry together
             response = super().user_change_password(request, id, form_url)
             if request.method == "POST" and response.status_code == 302 and str(request.user.pk) != str(id):
                 user = self.get_object(request, id)
@@ -165,6 +168,10 @@ class TrailedGroupAdmin(GroupAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return not _password_chosen_by_other(request.user) and super().has_delete_permission(request, obj)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        with own_entries():  # save_related records the change's one entry
+            return super().changeform_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request, obj, form, change):
         obj._trail_before = {"name": Group.objects.get(pk=obj.pk).name, "permissions": _permissions(

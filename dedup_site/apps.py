@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.db import connections
 from django.db.backends.signals import connection_created
-from django.db.models.signals import post_migrate, post_save, pre_save
+from django.db.models.signals import m2m_changed, post_migrate, post_save, pre_save
 
 
 def _guards_after_migrate(using="default", plan=None, **_kwargs) -> None:
@@ -34,6 +34,18 @@ class DedupSiteConfig(AppConfig):
         # refuses a user row without it).
         pre_save.connect(accounts.username_keyed, sender=settings.AUTH_USER_MODEL,
                          dispatch_uid="dedup_site.username_keyed")
+
+        # Acts on accounts, groups and permissions made outside our services (the shell, Django's own commands)
+        # are trailed too; our services trail their own (trail.own_entries).
+        from dedup_site import trail_signals
+
+        pre_save.connect(trail_signals.user_before_save, sender=settings.AUTH_USER_MODEL,
+                         dispatch_uid="dedup_site.trail_user_before_save")
+        post_save.connect(trail_signals.user_saved, sender=settings.AUTH_USER_MODEL,
+                          dispatch_uid="dedup_site.trail_user_saved")
+        for through in trail_signals.senders():
+            m2m_changed.connect(trail_signals.holdings_changed, sender=through,
+                                dispatch_uid=f"dedup_site.trail_{through._meta.db_table}")
 
         connection_created.connect(guards.register_writer_function, dispatch_uid="dedup_site.writer_function")
         post_migrate.connect(ensure_roles, sender=self, dispatch_uid="dedup_site.ensure_roles")

@@ -120,7 +120,8 @@ class TrailEntry(models.Model):
     """One administrative act (dedup_site.trail): who (`actor`, null for the server's command line, named in
     `command`), when, what (`action`, a key of trail.ACTIONS), on what (`target_type`, `target_id` and the
     target's name then), and what it changed (`before`, `after`). Recorded by the service that acts, in its
-    transaction. Insert-only in the database itself (DB_GUARDS), as judgements are."""
+    transaction; an act on an account, a group or a permission made elsewhere, by dedup_site.trail_signals.
+    Insert-only in the database itself (DB_GUARDS), as judgements are."""
 
     at = models.DateTimeField()
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,

@@ -30,16 +30,22 @@ def sees_all_verdicts(user) -> bool:
 
 
 def ensure_roles(**_kwargs) -> None:
-    """Create the groups and give them their permissions (idempotent; runs after every migrate)."""
+    """Create the groups and give them their permissions (idempotent; runs after every migrate, and in
+    `bootstrap`). A role put back as this code defines it (a change made at the shell undone, or a release's
+    new permission) is trailed as `ensure_roles`'s act; a role created with its permissions is the site's
+    installation, not an act on the record."""
     from django.contrib.auth.models import Group, Permission
 
+    from dedup_site.trail import command_line, own_entries
+
     for name, perms in ROLE_PERMISSIONS.items():
-        group, _ = Group.objects.get_or_create(name=name)
+        group, created = Group.objects.get_or_create(name=name)
         wanted = []
         for perm in perms:
             app_label, codename = perm.split(".")
             wanted.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
-        group.permissions.set(wanted)
+        with own_entries() if created else command_line("ensure_roles"):
+            group.permissions.set(wanted)
 
 
 def permission_required(perm: str) -> Callable:

@@ -62,6 +62,7 @@ CSRF_TRUSTED_ORIGINS = [o.strip() for o in env("DJANGO_CSRF_TRUSTED_ORIGINS").sp
 
 INSTALLED_APPS = [
     "django.contrib.admin",
+    "dedup_site.auth_commands",  # before auth: its createsuperuser and changepassword are the ones run
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -1,8 +1,10 @@
 """The trail of administrative acts: who changed which account, token, corpus setting or run, when, and from
 what to what. The service that acts records its entry (`trail_record`) in its own transaction, so the pages,
-the API, Django admin and the server's commands all leave one; the rows are insert-only in the database
-(dedup_site.guards). Admins read it on the Trail page and through `GET /api/v1/trail/`; a signed review sheet
-carries the hash of the trail as it stood at its export (review.sheets.signing.trail_sha256)."""
+the API, Django admin and the server's commands all leave one; acts on accounts, groups and permissions made
+anywhere else (the shell, Django's own commands, a script) are trailed by receivers of the models' signals
+(dedup_site.trail_signals). The rows are insert-only in the database (dedup_site.guards). Admins read it on the
+Trail page and through `GET /api/v1/trail/`; a signed review sheet carries the hash of the trail as it stood at
+its export (review.sheets.signing.trail_sha256)."""
 
 from __future__ import annotations
 
@@ -32,7 +34,9 @@ ACTIONS = {
     "user.password": _("password set by someone else"),
     "user.code": _("one-time code issued"),
     "user.change": _("account changed in Django admin"),
-    "group.change": _("group's permissions changed in Django admin"),
+    "user.privileges": _("superuser or staff status changed"),
+    "user.permissions": _("account's own permissions changed"),
+    "group.change": _("group's permissions changed"),
     "token.create": _("API token made"),
     "token.revoke": _("API token revoked"),
     "token.acknowledge": _("API token acknowledged by its owner"),
@@ -61,6 +65,28 @@ def command_line(name: str) -> Iterator[None]:
         yield
     finally:
         _COMMAND.reset(token)
+
+
+_OWN_ENTRIES: contextvars.ContextVar[bool] = contextvars.ContextVar("dedup_trail_own_entries", default=False)
+
+
+@contextmanager
+def own_entries() -> Iterator[None]:
+    """A transaction in which the caller (a service, Django admin's views, `bootstrap`) records the entries of
+    its acts on accounts and groups itself: the receivers that trail such acts made anywhere else (the shell,
+    Django's own commands: dedup_site.trail_signals) record none inside it, so that no act is trailed twice.
+    Marked before acting, not by trail_record: their signals come first (an account is saved, and its groups
+    added, before the entry can name it)."""
+    token = _OWN_ENTRIES.set(True)
+    try:
+        with transaction.atomic():
+            yield
+    finally:
+        _OWN_ENTRIES.reset(token)
+
+
+def in_own_entries() -> bool:
+    return _OWN_ENTRIES.get()
 
 
 def _target(target) -> tuple[str, int | None, str]:

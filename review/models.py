@@ -250,7 +250,8 @@ class ReviewerSignature(MadeWith, InsertOnly):
     records = models.IntegerField(help_text="judgements and arbitrations covered when signed")
     # Records made with a token someone else made, as {"judgements": [ids], "arbitrations": [ids]}: those the
     # reviewer accepted as theirs when signing (covered), and those listed to them that they did not (refused:
-    # unsigned still, and a sheet says refused). One made after the page was read is in neither: unsigned.
+    # unsigned still, and a sheet says refused). One the page did not list (beyond its length, or made after it
+    # was read) is in neither: unsigned, and listed at the next signing.
     accepted = models.JSONField(default=dict, blank=True)
     refused = models.JSONField(default=dict, blank=True)
 

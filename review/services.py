@@ -610,11 +610,14 @@ def next_pair(flt: QueueFilter, reviewer, chunk: int = 200) -> CandidatePair | N
     return None
 
 
-def signature_record(*, reviewer, password: str, accepted: Collection[str] = ()) -> ReviewerSignature:
+def signature_record(*, reviewer, password: str, accepted: Collection[str] = (),
+                     listed: Collection[str] = ()) -> ReviewerSignature:
     """Sign, after checking the reviewer's password, every judgement and arbitration they recorded so far that no
     signature covers; of those made with an API token someone else made (or the server's command line), only the
-    ones named in `accepted` ("judgement:ID", "arbitration:ID", as the signing page lists them). The others are
-    refused: they stay unsigned, and a sheet says so."""
+    ones named in `accepted` ("judgement:ID", "arbitration:ID", as the signing page names them). Those the page
+    showed them (`listed`) and they did not accept are refused: they stay unsigned, and a sheet says so. The
+    rest were never before their eyes (beyond the page's list, or made after it was read): neither accepted nor
+    refused, they stay unsigned and are listed at the next signing."""
     if not password_matches(reviewer, password or ""):
         raise ReviewRefused(gettext("the password does not match your account; nothing was signed"))
     refuse_foreign_password(reviewer)
@@ -625,15 +628,22 @@ def signature_record(*, reviewer, password: str, accepted: Collection[str] = ())
         if not count:
             raise ReviewRefused(gettext("you have no judgement to sign yet"))
         chosen: dict[str, dict[str, list[int]]] = {"accepted": {}, "refused": {}}
+        uncovered = 0  # made with others' tokens and left unsigned by this signature, refused or not listed
         for record in selectors.unsigned_records(reviewer):
-            if record.by_others_token:
-                side = "accepted" if record.key in accepted else "refused"
-                chosen[side].setdefault(f"{record.kind}s", []).append(record.pk)
-        refused = sum(len(ids) for ids in chosen["refused"].values())
+            if not record.by_others_token:
+                continue
+            if record.key in accepted:
+                side = "accepted"
+            else:
+                uncovered += 1
+                if record.key not in listed:
+                    continue
+                side = "refused"
+            chosen[side].setdefault(f"{record.kind}s", []).append(record.pk)
         token, token_maker = tokens.made_with(reviewer)
         name = reviewer.get_full_name() or reviewer.get_username()
         return ReviewerSignature.objects.create(
-            reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING, records=count - refused,
+            reviewer=reviewer, full_name=name, meaning=signing.REVIEWER_MEANING, records=count - uncovered,
             accepted=chosen["accepted"], refused=chosen["refused"], api_token_id=token, token_created_by_id=token_maker)
 
 

@@ -404,8 +404,11 @@ def sign(request):
     form = SignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
+            # Only what the page listed can be refused (one field: a box and a hidden input a record would pass
+            # Django's 1,000-field limit at 500 records); the rest were never shown, and wait for the next time.
+            listed = {key for keys in request.POST.getlist("listed") for key in keys.split()}
             signature = services.signature_record(reviewer=request.user, password=form.cleaned_data["password"],
-                                                  accepted=set(request.POST.getlist("accept")))
+                                                  accepted=set(request.POST.getlist("accept")), listed=listed)
         except services.ReviewRefused as error:
             messages.error(request, str(error))
         else:
@@ -416,13 +419,22 @@ def sign(request):
                 messages.warning(request, gettext(
                     "{n} records made with API tokens someone else made were not accepted: they stay unsigned, "
                     "and review sheets say refused.").format(n=refused))
+            waiting = sum(r.by_others_token for r in selectors.unsigned_records(request.user)) - refused
+            if waiting > 0:
+                messages.warning(request, ngettext(
+                    "{n} record made with an API token someone else made was not on the page you signed: it is "
+                    "neither signed nor refused, and is listed when you sign next.",
+                    "{n} records made with API tokens someone else made were not on the page you signed: they are "
+                    "neither signed nor refused, and are listed when you sign next.", waiting).format(
+                    n=LocalCount(waiting)))
             return redirect("review:sign")
     records = selectors.unsigned_records(request.user)
     own = [r for r in records if not r.by_others_token]
+    others = [r for r in records if r.by_others_token][:MAX_LISTED_APART]
     return render(request, "review/sign.html", {
         "form": form, "meaning": signing.REVIEWER_MEANING, "unsigned": len(records),
         "records": Paginator(own, 50).get_page(request.GET.get("page")),
-        "others": [r for r in records if r.by_others_token][:MAX_LISTED_APART],
+        "others": others, "listed": " ".join(r.key for r in others),
         "others_count": len(records) - len(own), "listed_apart": MAX_LISTED_APART,
         "by_run": [(run, corpus, n) for (run, corpus), n in Counter((r.run_id, r.corpus) for r in own).items()],
         "chosen": accounts.chosen_by_other(request.user),

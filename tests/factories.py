@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from dedup_site.accounts import ALL_ROLES, password_owned
+from dedup_site.trail import own_entries
 from screening import runs
 from screening.engine.minhash import NearConfig
 from screening.models import Corpus, ScreeningRun
@@ -17,8 +18,9 @@ PASSWORD = "correct horse battery"
 def reviewer(username: str, role: str = "editor", **extra):
     """An active account with one role (`editor`, `arbiter` or `admin`, as the Users page names them), whose
     password its owner set."""
-    user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
-    user.groups.add(Group.objects.get(name=ALL_ROLES[role]))
+    with own_entries():  # the personas exist before a test acts: the trail a test reads is its own acts'
+        user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+        user.groups.add(Group.objects.get(name=ALL_ROLES[role]))
     password_owned(user=user)
     return user
 
@@ -26,7 +28,8 @@ def reviewer(username: str, role: str = "editor", **extra):
 def superuser(username: str):
     """A superuser whose password its owner set (as `bootstrap` makes the first admin): one made by
     create_superuser alone has a password someone else chose, and may manage no account."""
-    user = get_user_model().objects.create_superuser(username=username, password=PASSWORD)
+    with own_entries():
+        user = get_user_model().objects.create_superuser(username=username, password=PASSWORD)
     password_owned(user=user)
     return user
 

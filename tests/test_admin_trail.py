@@ -231,7 +231,7 @@ def test_django_admin_changes_of_accounts_and_groups_are_trailed(staff_client, a
             "groups": [Group.objects.get(name="arbiters").pk]}
     response = staff_client.post(url, form)
     assert response.status_code == 302, response.context["adminform"].form.errors
-    (change,) = entries("user.change")
+    (change,) = [e for e in entries() if e.target_id == editor.pk]  # one entry: not the receivers' too
     assert change.actor_id == admin_user.pk and change.after["groups"] == ["arbiters"]
     assert change.before["groups"] == ["editors"] and change.after["first_name"] == "Erin"
     staff_client.post(reverse("admin:auth_user_add"), {"username": "lee", "usable_password": "true",
@@ -249,6 +249,87 @@ def test_django_admin_changes_of_accounts_and_groups_are_trailed(staff_client, a
         "name": "editors", "permissions": [*group.permissions.values_list("pk", flat=True), view_user.pk]})
     (regroup,) = entries("group.change")
     assert "auth.view_user" in regroup.after["permissions"] and "auth.view_user" not in regroup.before["permissions"]
+
+
+# --- acts made outside our services ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_createsuperuser_leaves_an_entry_naming_the_command(monkeypatch):
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a long enough phrase 11")
+    call_command("createsuperuser", "--noinput", "--username", "root", "--email", "root@example.org")
+    (made,) = entries()
+    assert (made.actor, made.command, made.action, made.target_label) == (None, "createsuperuser", "user.create",
+                                                                          "root")
+    assert made.after == {"active": True, "staff": True, "superuser": True}
+
+
+@pytest.mark.django_db
+def test_changepassword_leaves_an_entry_naming_the_command(editor, monkeypatch):
+    # Django's command reads the new password twice from the terminal, without echo.
+    monkeypatch.setattr("getpass.getpass", lambda *_args, **_kwargs: "another long phrase 12")
+    call_command("changepassword", editor.username)
+    (changed,) = entries()
+    assert (changed.actor, changed.command, changed.action, changed.target_id) == (None, "changepassword",
+                                                                                   "user.password", editor.pk)
+    assert "another long phrase" not in json.dumps([changed.before, changed.after])
+
+
+@pytest.mark.django_db
+def test_a_password_set_at_the_shell_is_trailed_and_an_owners_own_is_not(editor, editor2):
+    editor.set_password("chosen at the shell 13")
+    editor.save()
+    (changed,) = entries()
+    assert (changed.actor, changed.command, changed.action, changed.target_id) == (
+        None, trail.UNNAMED_COMMAND, "user.password", editor.pk)
+    accounts.password_own_set(user=editor2, password="my very own phrase 14")  # their own Password page
+    assert Client().post(reverse("login"), {"username": editor2.username, "password": "my very own phrase 14"}
+                         ).status_code == 302  # a log-in writes last_login: no act either
+    assert entries() == [changed]
+
+
+@pytest.mark.django_db
+def test_groups_permissions_and_status_changed_at_the_shell_are_trailed(editor, editor2):
+    admins, arbiters = Group.objects.get(name="admins"), Group.objects.get(name="arbiters")
+    view_user = Permission.objects.get(codename="view_user")
+    editor.groups.add(admins)
+    arbiters.user_set.add(editor2)  # from the group's side
+    editor.user_permissions.add(view_user)
+    Group.objects.get(name="editors").permissions.add(view_user)
+    editor2.is_superuser = True
+    editor2.is_active = False
+    editor2.save()
+    acts = [(e.action, e.actor_id, e.command, e.target_label, e.before, e.after) for e in entries()]
+    shell = trail.UNNAMED_COMMAND
+    assert acts == [
+        ("user.role", None, shell, editor.username, {"groups": ["editors"]}, {"groups": ["admins", "editors"]}),
+        ("user.role", None, shell, editor2.username, {"groups": ["editors"]}, {"groups": ["arbiters", "editors"]}),
+        ("user.permissions", None, shell, editor.username, {"permissions": []}, {"permissions": ["auth.view_user"]}),
+        ("group.change", None, shell, "editors", {"permissions": ["review.review_pair"]},
+         {"permissions": ["auth.view_user", "review.review_pair"]}),
+        ("user.deactivate", None, shell, editor2.username, {"active": True}, {"active": False}),
+        ("user.privileges", None, shell, editor2.username, {"superuser": False}, {"superuser": True}),
+    ]
+
+
+@pytest.mark.django_db
+def test_a_role_change_is_trailed_once_on_the_users_page_and_once_at_the_shell(admin_client, admin_user, editor):
+    admin_client.post(reverse("users:role", args=[editor.pk]), {"role": "arbiter"})
+    assert [(e.action, e.actor_id) for e in entries()] == [("user.role", admin_user.pk)]  # not the shell's too
+    editor.groups.remove(Group.objects.get(name="arbiters"))
+    assert [(e.action, e.actor_id, e.command) for e in entries()] == [
+        ("user.role", admin_user.pk, ""), ("user.role", None, trail.UNNAMED_COMMAND)]
+
+
+@pytest.mark.django_db
+def test_a_role_put_back_by_migrate_is_trailed(editor):
+    Group.objects.get(name="editors").permissions.clear()
+    call_command("migrate", verbosity=0)  # puts the roles back as the code defines them
+    cleared, restored = entries()
+    assert (cleared.command, cleared.before, cleared.after) == (
+        trail.UNNAMED_COMMAND, {"permissions": ["review.review_pair"]}, {"permissions": []})
+    assert (restored.command, restored.action, restored.after) == (
+        "ensure_roles", "group.change", {"permissions": ["review.review_pair"]})
 
 
 # --- shown to admins -----------------------------------------------------------------------------------------------

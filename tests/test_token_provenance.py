@@ -16,6 +16,7 @@ from django.urls import reverse
 from dedup_site import tokens
 from dedup_site.models import ApiToken
 from review import decisions, services
+from review import views as review_views
 from review.models import Arbitration, Judgement, ReviewAction, ReviewerSignature
 from review.sheets import signing
 from screening.models import CandidatePair
@@ -49,6 +50,11 @@ def logged_in(user) -> Client:
     client = Client()
     assert client.post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 302
     return client
+
+
+def listed_on(page: str) -> str:
+    """The keys the signing page says it listed (its hidden `listed` field; none when it has none)."""
+    return page.partition('name="listed" value="')[2].split('"')[0]
 
 
 # --- what a token made by someone else records ---------------------------------------------------------------
@@ -200,7 +206,9 @@ def test_signing_covers_only_the_records_accepted_and_the_sheet_says_refused(mix
                                                                             tmp_path):
     run, made = mixed
     own, first, second = made.values()
-    response = editor_client.post(reverse("review:sign"), {"password": PASSWORD, "accept": [f"judgement:{second.pk}"]})
+    listed = listed_on(editor_client.get(reverse("review:sign")).content.decode())
+    response = editor_client.post(reverse("review:sign"), {"password": PASSWORD, "accept": [f"judgement:{second.pk}"],
+                                                           "listed": listed})
     assert response.status_code == 302
     signature = ReviewerSignature.objects.get(reviewer=editor)
     assert signature.accepted == {"judgements": [second.pk]} and signature.refused == {"judgements": [first.pk]}
@@ -224,14 +232,49 @@ def test_signing_covers_only_the_records_accepted_and_the_sheet_says_refused(mix
 
 
 @pytest.mark.django_db
-def test_a_signature_that_accepts_nothing_refuses_every_record_made_with_others_tokens(mixed, editor, tmp_path):
+def test_a_signature_that_accepts_nothing_refuses_every_record_it_listed(mixed, editor, tmp_path):
     run, made = mixed
-    services.signature_record(reviewer=editor, password=PASSWORD)
+    listed = {f"judgement:{j.pk}" for j in made.values() if j.api_token_id}
+    services.signature_record(reviewer=editor, password=PASSWORD, listed=listed)
     csv_path, _ = export(run, tmp_path)
     signed = {r["pair_id"]: r["signed_at"] for r in rows_of(csv_path)}
     own, first, second = made.values()
     assert signed[str(first.pair_id)] == signed[str(second.pair_id)] == "refused"
     assert signed[str(own.pair_id)].endswith("Z")
+
+
+@pytest.mark.django_db
+def test_only_what_the_page_listed_is_refused_the_rest_waits_for_the_next_signing(
+        import_records, editor, editor_client, capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(review_views, "MAX_LISTED_APART", 2)
+    run = copies_run(import_records, 5)
+    pairs = list(CandidatePair.objects.filter(run=run).order_by("pk"))
+    text = command_token(editor.username, capsys)
+    for pair in pairs[:4]:
+        assert api_post(text, f"/pairs/{pair.pk}/judgements/", {"verdict": "merge-entry", "reason": "x"}
+                        ).status_code == 201
+    made = [Judgement.objects.get(pair=p) for p in pairs[:4]]
+    page = editor_client.get(reverse("review:sign")).content.decode()
+    # One more is made after the page was read: it was never before the reviewer's eyes either.
+    assert api_post(text, f"/pairs/{pairs[4].pk}/judgements/", {"verdict": "merge-entry", "reason": "x"}
+                    ).status_code == 201
+    late = Judgement.objects.get(pair=pairs[4])
+    response = editor_client.post(reverse("review:sign"), {
+        "password": PASSWORD, "accept": [f"judgement:{made[0].pk}"], "listed": listed_on(page)}, follow=True)
+    signature = ReviewerSignature.objects.get(reviewer=editor)
+    assert signature.accepted == {"judgements": [made[0].pk]} and signature.refused == {"judgements": [made[1].pk]}
+    assert signature.records == 1
+    assert listed_on(page).split() == [f"judgement:{made[0].pk}", f"judgement:{made[1].pk}"]
+    assert f'value="judgement:{made[2].pk}"' not in page and "The first 2 are listed" in page
+    assert "3 records made with API tokens someone else made were not on the page you signed" in (
+        response.content.decode())
+    signed = {r["pair_id"]: r["signed_at"] for r in rows_of(export(run, tmp_path)[0])}
+    assert signed[str(made[0].pair_id)].endswith("Z") and signed[str(made[1].pair_id)] == "refused"
+    assert [signed[str(j.pair_id)] for j in (made[2], made[3], late)] == ["unsigned"] * 3
+    # The next signing lists them, to accept or refuse.
+    monkeypatch.setattr(review_views, "MAX_LISTED_APART", 10)
+    page = editor_client.get(reverse("review:sign")).content.decode()
+    assert listed_on(page).split() == [f"judgement:{j.pk}" for j in (made[1], made[2], made[3], late)]
 
 
 @pytest.mark.django_db

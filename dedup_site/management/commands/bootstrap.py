@@ -6,13 +6,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from dedup_site.accounts import password_owned
 from dedup_site.private_files import create_private
 from dedup_site.roles import ADMINS, ensure_roles
 from dedup_site.settings import env
-from dedup_site.trail import command_line, trail_record
+from dedup_site.trail import command_line, own_entries, trail_record
 
 
 class Command(BaseCommand):
@@ -25,7 +24,7 @@ class Command(BaseCommand):
         password_file = settings.DATA_DIR / "admin-password.txt"
         if not User.objects.filter(is_superuser=True).exists():
             password = env("DEDUP_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
-            with transaction.atomic(), command_line("bootstrap"):
+            with own_entries(), command_line("bootstrap"):
                 user = User.objects.create_superuser(username=username, email="", password=password)
                 user.groups.add(Group.objects.get(name=ADMINS))
                 password_owned(user=user)  # whoever starts the site is its first admin: the password is theirs
