@@ -9,7 +9,6 @@ from django.conf import settings
 from django.db.models import OuterRef, Subquery
 from django.utils import translation
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
 from dedup_site.http import MAX_ID
@@ -122,7 +121,7 @@ def _presets_written() -> dict[str, str]:
     return written
 
 
-def reason_shown(reason: str, verdict: str) -> SafeString:
+def reason_shown(reason: str, verdict: str) -> str:
     """A judgement's reason for the reader: a default preset in the reader's language, with the words the
     reviewer's language recorded on hover; any other reason as typed. Isolated either way (it may be in any
     script)."""

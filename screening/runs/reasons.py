@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 from django.utils.html import conditional_escape, format_html
-from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext, gettext_noop, ngettext
 
 from dedup_site.numerals import local_digits
@@ -106,7 +105,7 @@ def shown_reason(text: str) -> str:
     return text
 
 
-def signal_html(kind: str, before: str, after: str) -> SafeString:
+def signal_html(kind: str, before: str, after: str) -> str:
     """A signal as every box draws it: each value isolated (<bdi>: laid out in its own script's direction,
     whatever the page's and the other value's) and the arrow between them as the page reads (site.css turns
     it round right to left), so before → after follows the reading order of the page in every language."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 from django.utils.html import conditional_escape, format_html, format_html_join
-from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, ngettext, pgettext
 
 from dedup_site.numerals import LocalCount, local_digits
@@ -126,9 +126,10 @@ def _reads_otherwise(tag: str, found: langcheck.Detection) -> str:
     return f"{found.language} ({found.confidence:.2f})" if langcheck.disagrees(tag, found) else ""
 
 
-def _html(message: str, **values) -> SafeString:
+def _html(message: str, **values) -> str:
     """A translated message with %(name)s values, escaped; each value isolated (a language tag, a figure)."""
-    return mark_safe(conditional_escape(message) % {k: format_html("<bdi>{}</bdi>", v) for k, v in values.items()})  # noqa: S308
+    braced = re.sub(r"%\((\w+)\)s", r"{\1}", conditional_escape(message).replace("{", "{{").replace("}", "}}"))
+    return format_html(braced, **{k: format_html("<bdi>{}</bdi>", v) for k, v in values.items()})
 
 
 def _language_rows(e: evidence.Evidence, detections) -> list[tuple[str, str, bool]]:

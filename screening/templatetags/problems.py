@@ -8,7 +8,6 @@ import re
 
 from django import template
 from django.utils.html import conditional_escape, format_html
-from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext
 
 from dedup_site.numerals import local_digits
@@ -20,14 +19,14 @@ _PLACE = re.compile(r"(?P<file>.+?)(?: member (?P<member>.+?))?(?: line (?P<line
 _NUMBER = re.compile(r"[\d,]+")
 
 
-def _value(value: str) -> SafeString:
+def _value(value: str) -> str:
     """A rule's value: a number in the language's digits, anything else (a name, a tag, a type) isolated."""
     if _NUMBER.fullmatch(value):
         return format_html("{}", local_digits(value, get_language() or ""))
     return format_html("<bdi>{}</bdi>", value)
 
 
-def _said(code: str, values: dict) -> SafeString:
+def _said(code: str, values: dict) -> str:
     message = conditional_escape(gettext(RULES[code]))
     return format_html(message, **{k: _value(str(v)) for k, v in values.items()}) if values else message
 
@@ -40,7 +39,7 @@ def rule_shown(group: dict):
     return _said(group["code"], group.get("values") or {})
 
 
-def place_shown(place: str) -> SafeString:
+def place_shown(place: str) -> str:
     """`guides.zip member a.txt line 3` as the reader's language says where."""
     match = _PLACE.fullmatch(place)
     shown = format_html("<bdi>{}</bdi>", match["file"])
