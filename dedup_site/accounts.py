@@ -32,7 +32,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from dedup_site import guards, names
 from dedup_site.auth import FOREIGN_PASSWORD
@@ -54,6 +54,15 @@ def role_of(user) -> str:
     """The user's role as the Users page names it ('admin + arbiter' when several, '' when none)."""
     groups = {group.name for group in user.groups.all()}  # .all(): served from a prefetch when there is one
     return " + ".join(role for role, group in sorted(ALL_ROLES.items()) if group in groups)
+
+
+# The roles as the pages name them (the keys stay English wherever they are stored or sent).
+ROLE_NAMES = {"admin": gettext_noop("admin"), "editor": gettext_noop("editor"), "arbiter": gettext_noop("arbiter")}
+
+
+def role_label(role: str) -> str:
+    """A role as role_of names it (`admin + arbiter`), in the interface's language."""
+    return " + ".join(gettext(ROLE_NAMES.get(part, part)) for part in role.split(" + ")) if role else ""
 
 
 def roles_grantable(actor) -> dict[str, str]:

@@ -13,7 +13,7 @@ from django.utils.translation import gettext, ngettext
 
 from dedup_site import progress, storable
 from dedup_site.numerals import LocalCount
-from dedup_site.queues import QueueUnavailable, enqueue, listening_workers
+from dedup_site.queues import QueueUnavailable, enqueue, listening_workers, starting_workers
 
 
 def start(obj, function: str, *, on_failure: str, kind: str, fail: Callable[[str], None]):
@@ -74,6 +74,9 @@ def waiting_hint() -> str:
     workers = listening_workers()
     if workers is None:
         return gettext("the job queue (Redis) is not answering")
+    if workers == 0 and starting_workers():
+        return gettext("a worker is starting: it loads its compiled kernels before it takes a job (about a minute on "
+                       "a first start, seconds later)")
     if workers == 0:
         return gettext("no worker is taking jobs yet: a starting worker warms up for a few seconds; if this "
                        "stays, start one with “python manage.py worker” (make run starts one)")

@@ -8,10 +8,10 @@ from __future__ import annotations
 from django.template import engines
 from django.template.defaultfilters import floatformat
 from django.utils import translation
-from jinja2 import Environment
+from jinja2 import Environment, pass_context
 from jinja2.environment import TemplateModule
 
-from dedup_site.templatetags.dates import digits, layout, shown_date
+from dedup_site.templatetags.dates import bdi, collected, digits, layout, shown_date
 
 
 def environment(**options) -> Environment:
@@ -22,8 +22,23 @@ def environment(**options) -> Environment:
     # {% trans %} and _() through Django's catalogs (the active language); tests/test_i18n.py extracts the
     # partials' messages itself, since makemessages does not read Jinja2.
     env.install_gettext_callables(translation.gettext, translation.ngettext, newstyle=True)
-    env.filters.update(floatformat=floatformat, when=shown_date, digits=digits, layout=layout)
+    env.filters.update({name: _per_request(f) for name, f in (
+        ("floatformat", floatformat), ("when", shown_date), ("digits", digits), ("layout", layout),
+        ("collected", collected))})
+    env.filters["bdi"] = bdi
     return env
+
+
+def _per_request(function):
+    """A filter whose answer depends on the request's language. Jinja2 works a filter on a constant out once,
+    when it compiles the template (`"n"|layout`, `3|digits`), in whichever language that first request had; a
+    filter that takes the context is never worked out ahead."""
+
+    @pass_context
+    def filtered(_context, value, *args):
+        return function(value, *args)
+
+    return filtered
 
 
 def partial(name: str, **context) -> TemplateModule:

@@ -12,16 +12,25 @@ import jdatetime
 
 PERSIAN_DIGITS = str.maketrans("0123456789%", "۰۱۲۳۴۵۶۷۸۹٪")  # and the Persian per cent sign
 _DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+_NEGATIVE = re.compile(r"-\d")
 # The few Django date-format letters the interface uses, as strftime directives for jdatetime.
 _STRFTIME = {"Y": "%Y", "m": "%m", "d": "%d", "H": "%H", "i": "%M", "s": "%S"}
 
 
 def local_digits(text: str, language: str) -> str:
     """`text` with its ASCII digits (and a decimal point between digits, a per cent sign) in the script of
-    `language`."""
+    `language`. A negative number is isolated left to right: in a right-to-left line its minus would otherwise
+    be drawn after the digits (`۰٫۲۵۰-`)."""
     if not language.startswith("fa"):
         return text
-    return _DECIMAL_POINT.sub("٫", text).translate(PERSIAN_DIGITS)
+    shown = _DECIMAL_POINT.sub("٫", text).translate(PERSIAN_DIGITS)
+    return f"\u2066{shown}\u2069" if _NEGATIVE.match(text) else shown
+
+
+def isolated(text) -> str:
+    """A value from the data (a doc_id, a name) in a plain-text sentence, such as a message after an action:
+    set apart (FSI … PDI) so that it is laid out in its own script's direction whatever the sentence's."""
+    return f"\u2068{text}\u2069"
 
 
 class LocalCount(int):

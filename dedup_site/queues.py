@@ -42,3 +42,28 @@ def listening_workers() -> int | None:
         return Worker.count(connection=queue.connection, queue=queue)
     except (redis.RedisError, OSError, RuntimeError):
         return None
+
+
+STARTING = "dedup:worker-starting:"  # + host:pid, while a worker loads and warms before it registers
+STARTING_SECONDS = 600
+
+
+def worker_starting(name: str, starting: bool) -> None:
+    """Say in Redis that a worker is loading and warming its kernels (it is not counted by RQ until it
+    registers), so that a queued job's page says a worker is on its way rather than that none runs."""
+    try:
+        connection = redis_direct.get_queue().connection
+        if starting:
+            connection.set(STARTING + name, "1", ex=STARTING_SECONDS)
+        else:
+            connection.delete(STARTING + name)
+    except (redis.RedisError, OSError, RuntimeError):
+        pass  # only a hint: a worker that cannot say so still works
+
+
+def starting_workers() -> int:
+    """How many workers are warming up now (0 when Redis does not answer)."""
+    try:
+        return sum(1 for _ in redis_direct.get_queue().connection.scan_iter(match=STARTING + "*", count=100))
+    except (redis.RedisError, OSError, RuntimeError):
+        return 0

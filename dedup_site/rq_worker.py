@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from importlib import import_module
 
 from django.conf import settings
 from django.utils.module_loading import import_string
 from rq import Worker
 
-from dedup_site import redis_direct
+from dedup_site import queues, redis_direct
 
 
 class WorkHorseKilled(Exception):
@@ -31,7 +33,12 @@ class DedupWorker(Worker):
         # "started" and its run "running". Retrying through a short outage (a restart) avoids that.
         redis_direct.wait_out_outages(settings.DEDUP_WORKER_REDIS_PATIENCE)
         redis_direct.patient(self.connection)
-        load()
+        starting = f"{socket.gethostname()}:{os.getpid()}"
+        queues.worker_starting(starting, True)
+        try:
+            load()
+        finally:
+            queues.worker_starting(starting, False)
 
     def handle_work_horse_killed(self, job, retpid, ret_val, rusage):
         # RQ runs a job's failure callback only when the job raises. When its work-horse is killed the job

@@ -191,7 +191,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "dedup-review API",
     "DESCRIPTION": "Upload corpora, run screening, review pairs and take the decisions and signed sheets, with "
-                   "the roles and rules of the web pages. Authorization: Bearer <token>.",
+                   "the roles and rules of the web pages. Send `Authorization: Bearer <token>`.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],  # a token, or a session for the docs

@@ -6,6 +6,7 @@ from django import forms
 from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.urls import path
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
@@ -53,11 +54,15 @@ def trail_list(request):
     query.pop("page", None)
     page = Paginator(trail.trail_entries(flt), PAGE).get_page(request.GET.get("page"))
     rows = [{"entry": e, "act": trail.ACTIONS.get(e.action, e.action), "on": trail.TARGETS.get(e.target_type, ""),
-             "changes": trail.changes(e)} for e in page]
+             "changes": trail.changes(e),
+             # A command names itself (api_token); one that does not is named in the reader's words.
+             "command": gettext(UNNAMED) if e.command == trail.UNNAMED_COMMAND else e.command} for e in page]
     return render(request, "trail/list.html", {
         "form": form, "page": page, "rows": rows, "actors": trail.trail_actors(), "query": query.urlencode(),
         "filtered": flt != trail.TrailFilter()})
 
+
+UNNAMED = gettext_noop("shell or script")  # trail.UNNAMED_COMMAND, as stored
 
 app_name = "trail"
 urlpatterns = [path("", trail_list, name="list")]

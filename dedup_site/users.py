@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from dedup_site import accounts, tokens
 from dedup_site.auth import password_matches
 from dedup_site.messages import form_errors
+from dedup_site.numerals import isolated
 from dedup_site.roles import permission_required
 
 MANAGE = "auth.change_user"
@@ -31,7 +32,7 @@ class CreateForm(forms.Form):
 
     def __init__(self, *args, actor, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["role"].choices = [(r, r) for r in accounts.roles_grantable(actor)]
+        self.fields["role"].choices = [(r, accounts.role_label(r)) for r in accounts.roles_grantable(actor)]
 
 
 def _list(request, form: CreateForm, status: int = 200, issued: dict | None = None):
@@ -42,7 +43,8 @@ def _list(request, form: CreateForm, status: int = 200, issued: dict | None = No
     rows = [(u, accounts.role_of(u), accounts.may_manage(request.user, u), foreign.get(u.pk, False), others[u.pk])
             for u in users]
     return render(request, "users/list.html", {
-        "rows": rows, "form": form, "roles": list(accounts.roles_grantable(request.user)), "issued": issued,
+        "rows": rows, "form": form, "issued": issued,
+        "roles": [(r, accounts.role_label(r)) for r in accounts.roles_grantable(request.user)],
     }, status=status)
 
 
@@ -66,7 +68,8 @@ def user_create(request):
         messages.error(request, gettext("Not created: {error}").format(error=error))
         return _list(request, form, status=400)
     messages.success(request, gettext(
-        "Created {user} as {role}.").format(user=user.get_username(), role=form.cleaned_data["role"]))
+        "Created {user} as {role}.").format(user=isolated(user.get_username()),
+                                            role=accounts.role_label(form.cleaned_data["role"])))
     return redirect("users:list")
 
 
@@ -77,7 +80,7 @@ def _change(request, pk, action, done: str):
     except accounts.AccountRefused as error:
         messages.error(request, gettext("Not changed: {error}").format(error=error))
     else:
-        messages.success(request, done.format(user=user.get_username()))
+        messages.success(request, done.format(user=isolated(user.get_username())))
     return redirect("users:list")
 
 
@@ -86,7 +89,7 @@ def _change(request, pk, action, done: str):
 def user_role(request, pk):
     role = request.POST.get("role", "")
     return _change(request, pk, lambda u: accounts.reviewer_role_set(actor=request.user, user=u, role=role),
-                   f"{{user}} is now {role}.")
+                   gettext("{user} is now {role}.").replace("{role}", accounts.role_label(role)))
 
 
 @require_POST
@@ -94,7 +97,8 @@ def user_role(request, pk):
 def user_active(request, pk):
     active = request.POST.get("active") == "1"
     return _change(request, pk, lambda u: accounts.reviewer_active_set(actor=request.user, user=u, active=active),
-                   "{user} can log in again." if active else "{user} is deactivated; their records stay theirs.")
+                   gettext("{user} can log in again.") if active else
+                   gettext("{user} is deactivated; their records stay theirs."))
 
 
 @require_POST
@@ -118,7 +122,7 @@ def user_password(request, pk):
     password = request.POST.get("password", "")
     return _change(request, pk, lambda u: accounts.reviewer_password_set(actor=request.user, user=u,
                                                                          password=password),
-                   "New password set for {user}.")
+                   gettext("New password set for {user}."))
 
 
 class OwnPasswordForm(PasswordChangeForm):

@@ -121,7 +121,7 @@ class ReviewPolicyForm(forms.Form):
         # One preset reason per verdict: what a judgement records when the reviewer types none.
         for verdict, text in presets.items():
             self.fields[f"preset_{verdict}"] = forms.CharField(
-                label=verdict, max_length=500, required=False, initial=text,
+                label=_(Verdict(verdict).label), max_length=500, required=False, initial=text,
                 help_text=_("left empty, a reason must be typed for this verdict"))
 
     def presets(self) -> dict[str, str]:

@@ -13,14 +13,14 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.datastructures import MultiValueDict
 from django.utils.functional import SimpleLazyObject
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import get_language, gettext, gettext_noop, ngettext, pgettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dedup_site import accounts, background
 from dedup_site.http import came_from, id_param
 from dedup_site.links import link
 from dedup_site.messages import form_errors
-from dedup_site.numerals import LocalCount
+from dedup_site.numerals import LocalCount, isolated, local_digits
 from dedup_site.queues import QueueUnavailable
 from dedup_site.roles import ARBITRATE, EXPORT, REVIEW, START_RUN, UPLOAD, permission_required
 from review import decisions, selectors, services
@@ -54,12 +54,23 @@ def _with(url: str, query: str) -> str:
 
 
 FILTER_FIELDS = frozenset(QueueFilterForm.base_fields)
+# What else a queue's address may carry: its paging and a bulk decision's verdict.
+QUEUE_PARAMETERS = frozenset({*FILTER_KEYS, *FILTER_FIELDS, "after", "before", "at", "verdict"})
+
+
+def _unknown_parameters(request) -> list[str]:
+    """Names in the address that no filter of the queue knows (a mistyped one would otherwise be dropped
+    silently, and a bulk decision would cover more than was meant)."""
+    return sorted(set(request.GET) - QUEUE_PARAMETERS)
+# A cluster or bulk decision as the undo message names it.
+ACTION_KINDS = {"cluster": gettext_noop("cluster"), "bulk": gettext_noop("bulk")}
 
 
 @lru_cache(maxsize=1024)
-def _cleaned_filters(blind: bool, given: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[dict, tuple]:
+def _cleaned_filters(blind: bool, given: tuple[tuple[str, tuple[str, ...]], ...], language: str) -> tuple[dict, tuple]:
     """The filter form's cleaned values and its errors for these query parameters: the same answer for the
-    same parameters, so worked out once (building and cleaning the twelve-field form on every page was dear)."""
+    same parameters, so worked out once (building and cleaning the twelve-field form on every page was dear).
+    `language` keys it too: the errors are in the request's language."""
     form = QueueFilterForm(MultiValueDict(dict(given)), blind=blind)
     form.is_valid()
     return form.cleaned_data, tuple((name, " ".join(errors)) for name, errors in form.errors.items())
@@ -71,7 +82,7 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
     The form comes back unbuilt (lazy): only the queue page's filter form, when not kept, draws it."""
     blind = not selectors.sees_all(request.user)
     cleaned, errors = _cleaned_filters(blind, tuple(sorted(
-        (k, tuple(v)) for k, v in request.GET.lists() if k in FILTER_FIELDS)))
+        (k, tuple(v)) for k, v in request.GET.lists() if k in FILTER_FIELDS)), get_language())
     for name, message in errors:
         messages.warning(request, gettext("Ignored {name}={value}: {message}").format(
             name=name, value=repr(request.GET.get(name, "")[:40]), message=message))
@@ -98,6 +109,9 @@ def _filters(request, pair: CandidatePair | None = None) -> tuple[selectors.Queu
 @permission_required(REVIEW)
 def queue(request):
     flt, carried, form = _filters(request)
+    for name in _unknown_parameters(request):
+        messages.warning(request, gettext("Ignored {name}: no filter of the queue has that name.").format(
+            name=isolated(name)))
     all_visible = selectors.sees_all(request.user)
     run = selectors.complete_run(flt.run) if flt.run else None
     after, before = request.GET.get("after", ""), request.GET.get("before", "")
@@ -211,7 +225,7 @@ def undo(request):
         messages.success(request, ngettext(
             "Withdrew your {kind} decision #{pk}: {n} judgement withdrawn (every record is kept).",
             "Withdrew your {kind} decision #{pk}: {n} judgements withdrawn (every record is kept).",
-            withdrawal.judgements).format(kind=undone.kind, pk=LocalCount(undone.pk),
+            withdrawal.judgements).format(kind=gettext(ACTION_KINDS[undone.kind]), pk=LocalCount(undone.pk),
                                           n=LocalCount(withdrawal.judgements)))
         if undone.kind == ReviewAction.Kind.CLUSTER:
             return redirect("review:cluster", run_id=undone.run_id, number=undone.cluster)
@@ -318,7 +332,8 @@ def arbitrate(request, pk):
         else:
             verdict = form.cleaned_data["verdict"]
             messages.success(request, gettext("Settled {left} · {right} as {verdict}.").format(
-                left=pair.left.doc_id, right=pair.right.doc_id, verdict=verdict))
+                left=isolated(pair.left.doc_id), right=isolated(pair.right.doc_id),
+                verdict=gettext(Verdict(verdict).label)))
             return redirect(_with(link("review:arbitration_next"), carried))
     elif request.method == "POST":
         form_errors(request, form, "Not saved: ")
@@ -333,7 +348,7 @@ def arbitrate(request, pk):
         "status_label": selectors.status_label(pair.status),
         "self_allowed": own and services.self_arbitration_allowed(pair.run.corpus_id),
         "judgements": pair.judgements.select_related("reviewer").order_by("created_at", "id"),
-        "arbitrations": pair.arbitrations.select_related("arbiter"),
+        "arbitrations": pair.arbitrations.select_related("arbiter"), "reason_shown": selectors.reason_shown,
     })
     return render(request, "review/arbitrate.html", context)
 
@@ -364,7 +379,8 @@ def labels_from_verdicts(request, pk):
         return redirect(run)
     messages.success(request, ngettext(
         "Label set {name}: {size} settled pair.", "Label set {name}: {size} settled pairs.",
-                                       label_set.size).format(name=label_set.name, size=LocalCount(label_set.size)))
+                                       label_set.size).format(name=isolated(label_set.name),
+                                                              size=LocalCount(label_set.size)))
     return redirect(f"{link('screening:evaluation', run.pk)}?labels={label_set.pk}")
 
 
@@ -516,12 +532,13 @@ def cluster_decide(request, run_id, number):
     except services.ReviewRefused as error:
         messages.error(request, gettext("Not recorded: {error}").format(error=error))
         return redirect("review:cluster", run_id=run.pk, number=number)
-    counts = ", ".join(f"{n} {v}" for v, n in sorted(_verdict_counts(action).items()))
+    counts = pgettext("between the items of a short list", ", ").join(
+        f"{LocalCount(n)} {gettext(Verdict(v).label)}" for v, n in sorted(_verdict_counts(action).items()))
     messages.success(request, ngettext("Cluster {number}: {n} judgement recorded ({counts}), keeping {keeper}.",
                                        "Cluster {number}: {n} judgements recorded ({counts}), keeping {keeper}.",
                                        action.judgements).format(
         number=LocalCount(number), n=LocalCount(action.judgements), counts=counts,
-        keeper=action.selection["keeper_doc_id"]))
+        keeper=isolated(action.selection["keeper_doc_id"])))
     return redirect(f"{link('review:cluster_next', run.pk)}?after={number}")
 
 
@@ -560,11 +577,26 @@ def _cluster_hold(request, run: ScreeningRun, number: int) -> None:
     if refusal:
         messages.warning(request, gettext(
             "Holding {held} of the {wanted} pairs of cluster {number} you may judge: {refusal}.").format(
-            held=held, wanted=wanted, number=number, refusal=refusal))
+            held=LocalCount(held), wanted=LocalCount(wanted), number=LocalCount(number), refusal=refusal))
     elif wanted:
-        messages.info(request, gettext(
-            "Holding the {held} pairs of cluster {number} you may judge for you ({minutes} minutes).").format(
-            held=held, number=number, minutes=settings.DEDUP_LEASE_SECONDS // 60))
+        messages.info(request, ngettext(
+            "Holding the {held} pair of cluster {number} you may judge for you ({minutes} minutes).",
+            "Holding the {held} pairs of cluster {number} you may judge for you ({minutes} minutes).", held).format(
+            held=LocalCount(held), number=LocalCount(number), minutes=LocalCount(settings.DEDUP_LEASE_SECONDS // 60)))
+
+
+def _shown_filters(request) -> list[tuple[str, str]]:
+    """The queue filters a bulk decision covers, as the filter form names them: (label, value shown)."""
+    form = QueueFilterForm(blind=not selectors.sees_all(request.user))
+    shown = []
+    for key, value in request.GET.items():
+        if key not in FILTER_KEYS:
+            continue
+        field = form.fields.get(key)
+        choices = {str(k): str(v) for k, v in getattr(field, "choices", ())}
+        shown.append((str(field.label) if field else key,
+                      choices.get(value) or local_digits(value, get_language() or "")))
+    return shown
 
 
 @require_GET
@@ -574,15 +606,18 @@ def bulk_preview(request):
     verdict = request.GET.get("verdict", "")
     run = ScreeningRun.objects.complete().filter(pk=flt.run or 0).first()
     try:
+        if unknown := _unknown_parameters(request):
+            raise services.ReviewRefused(gettext("no filter is named %(names)s: check the address") % {
+                "names": pgettext("between the items of a short list", ", ").join(unknown)})
         if run is None:
-            raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
+            raise services.ReviewRefused(gettext("a bulk decision takes the pairs of one complete run: choose the run"))
         plan = decisions.bulk_plan(flt=flt, reviewer=request.user, verdict=verdict)
     except services.ReviewRefused as error:
         messages.error(request, gettext("No bulk decision: {error}").format(error=error))
         return redirect(_with(link("review:queue"), carried))
     return render(request, "review/bulk_preview.html", {
         "plan": plan, "verdict": verdict, "carried": carried, "count": len(plan.rows),
-        "rows": plan.rows[:50], "filters": [(k, v) for k, v in request.GET.items() if k in FILTER_KEYS],
+        "rows": plan.rows[:50], "filters": _shown_filters(request),
         "reason": selectors.preset_reasons_of(run.corpus_id).get(verdict, ""),
         "skipped": [(gettext(why), len(ids)) for why, ids in plan.skipped.items()],
     })
@@ -595,14 +630,19 @@ def bulk_confirm(request):
     verdict = request.POST.get("verdict", "")
     filters = dict(parse_qsl(carried))  # the filters as applied (what was ignored is not recorded)
     try:
+        if unknown := _unknown_parameters(request):
+            raise services.ReviewRefused(gettext("no filter is named %(names)s: check the address") % {
+                "names": pgettext("between the items of a short list", ", ").join(unknown)})
         if not ScreeningRun.objects.complete().filter(pk=flt.run or 0).exists():
-            raise services.ReviewRefused("a bulk decision takes the pairs of one complete run: choose the run")
+            raise services.ReviewRefused(gettext("a bulk decision takes the pairs of one complete run: choose the run"))
         action = decisions.bulk_decide(flt=flt, reviewer=request.user, verdict=verdict, token=request.POST.get(
             "token", ""), reason=request.POST.get("reason", ""), filters=filters)
     except services.ReviewRefused as error:
         messages.error(request, gettext("Not recorded: {error}").format(error=error))
         return redirect(f"{link('review:bulk_preview')}?{carried}&verdict={verdict}")
-    messages.success(request, gettext(
-        "Bulk decision #{pk}: {n} judgements recorded as {verdict} (u, or Undo, withdraws them "
-                                      "all).").format(pk=action.pk, n=action.judgements, verdict=verdict))
+    messages.success(request, ngettext(
+        "Bulk decision #{pk}: {n} judgement recorded as {verdict} (u, or Undo, withdraws it).",
+        "Bulk decision #{pk}: {n} judgements recorded as {verdict} (u, or Undo, withdraws them all).",
+        action.judgements).format(pk=LocalCount(action.pk), n=LocalCount(action.judgements),
+                                  verdict=gettext(Verdict(verdict).label)))
     return redirect(f"{link('review:queue')}?{carried}")

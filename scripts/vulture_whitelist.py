@@ -42,6 +42,7 @@ too_large
 # kept only for their effect.
 stop_redis_for
 frozen_objects
+warm_until_told  # a worker warm-up named by setting in tests/test_upload.py
 _.raise_request_exception
 _.compress_type
 _.last_login

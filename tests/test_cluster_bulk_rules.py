@@ -292,3 +292,19 @@ def test_two_editors_deciding_one_cluster_at_once_record_one_decision(import_rec
         t.join()
     assert Judgement.objects.count() == 10, outcomes
     assert CurrentVerdict.objects.values("reviewer").distinct().count() == 1
+
+
+# A mistyped filter is refused by name, never dropped: the decision would cover more than was meant.
+@pytest.mark.django_db
+def test_a_bulk_decision_refuses_a_filter_it_does_not_know(families, editor, editor_client):
+    query = {"run": families.pk, "verdict": "keep-both", "suggestoin": "keep-both"}
+    page = editor_client.get(reverse("review:bulk_preview"), query, follow=True)
+    told = " ".join(str(m) for m in page.context["messages"])
+    assert "no filter is named suggestoin" in told and "plan" not in page.context
+    flt = selectors.QueueFilter(run=families.pk)
+    token = decisions.bulk_plan(flt=flt, reviewer=editor, verdict="keep-both").token
+    editor_client.post(f"{reverse('review:bulk_confirm')}?run={families.pk}&suggestoin=keep-both",
+                       {"verdict": "keep-both", "token": token, "reason": "r"})
+    assert not Judgement.objects.exists()
+    queue = editor_client.get(reverse("review:queue"), {"run": families.pk, "suggestoin": "x"})
+    assert any("suggestoin" in str(m) for m in queue.context["messages"])

@@ -169,7 +169,7 @@ def test_bulk_preview_shows_what_will_be_recorded_then_one_judgement_per_pair(fa
     params = {"run": families.pk, "min_score": "0.7", "verdict": "merge-entry"}
     page = editor_client.get(reverse("review:bulk_preview"), params).content.decode()
     total = CandidatePair.objects.filter(run=families, jaccard__gte=0.7).count()
-    assert f"records <strong>{total}</strong> judgements as <strong>merge-entry</strong>" in page
+    assert f"records <strong>{total}</strong> judgements as <strong>merge entry</strong>" in page
     assert not Judgement.objects.exists()  # a preview records nothing
     token = decisions.bulk_plan(flt=selectors.QueueFilter(run=families.pk, min_score=0.7), reviewer=editor,
                                 verdict="merge-entry").token

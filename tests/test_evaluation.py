@@ -153,11 +153,29 @@ def test_family_split_never_puts_a_source_on_both_sides():
 
 @pytest.mark.django_db
 def test_labels_without_split_get_a_family_split_reported_separately(import_records):
-    run, label_set = seed_setup(import_records)
+    run, label_set = seed_setup(import_records, labels=b"left_id,right_id,label\nA,B,1\nC,D,0\nC,E,0\n")
     report = evaluation.run_evaluate(run=run, label_set=label_set)
-    assert set(report.family) <= {"tuning", "acceptance"} and report.family
+    assert set(report.family) == {"tuning", "acceptance"}
     acceptance_only = evaluation.run_evaluate(run=run, label_set=label_set, split="acceptance")
-    assert all(p.split == "acceptance" for p in acceptance_only.pairs)
+    assert acceptance_only.pairs and all(p.split == "acceptance" for p in acceptance_only.pairs)
+
+
+@pytest.mark.django_db
+def test_labels_of_one_family_get_no_split_rather_than_an_empty_side(import_records):
+    run, label_set = seed_setup(import_records)  # every labelled pair shares A: one family of sources
+    report = evaluation.run_evaluate(run=run, label_set=label_set)
+    assert report.family == {} and not any(p.split for p in report.pairs)
+
+
+@pytest.mark.django_db
+def test_a_pair_of_languages_is_one_table_whichever_side_each_is_on(import_records):
+    import_records("mixed", [{"doc_id": d, "language": lang, "body": f"the sensor guide number {n} " * 8}
+                             for d, lang, n in (("a", "en", 1), ("b", "de", 1), ("c", "de", 2), ("d", "en", 2))])
+    run = completed_run("mixed", near=True)
+    label_set = evaluation.labelset_import(corpus=Corpus.objects.get(name="mixed"), original_name="l.csv",
+                                           data=b"left_id,right_id,label\na,b,1\nc,d,1\n")
+    report = evaluation.run_evaluate(run=run, label_set=label_set)
+    assert list(report.by_language) == ["de/en"]
 
 
 # --- label file rules ------------------------------------------------------------------------------

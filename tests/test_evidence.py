@@ -159,8 +159,10 @@ def test_the_pair_page_shows_the_evidence_and_the_suggestion(evidence_run, edito
     from django.urls import reverse
 
     page = editor_client.get(reverse("review:pair", args=[_pair(evidence_run, "orig", "twin").pk])).content.decode()
-    assert "Suggested: <strong>merge entry</strong>" in page and "two language tags (en, en-us)" in page
-    assert 'class="flag">en · en-us — they differ' in page and "Right&#39;s shingles found in the left" in page
+    assert "Suggested: <strong>merge entry</strong>" in page
+    assert "two language tags (<bdi>en</bdi>, <bdi>en-us</bdi>)" in page
+    assert 'class="flag"><bdi>en</bdi> · <bdi>en-us</bdi> — they differ' in page
+    assert "Right&#39;s shingles found in the left" in page
     assert "Shared text" in page and "nearly all of both texts (1 block)" in page
 
 

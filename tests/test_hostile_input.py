@@ -79,7 +79,7 @@ def test_an_export_stored_with_a_lone_surrogate_is_shown_escaped_and_the_pages_a
     assert export_row.status == SheetExport.Status.FAILED and export_row.selection["reviewer"] == f"kim{LONE}"
     for user in (admin_user, editor):
         page = _as(user).get(run.get_absolute_url())
-        assert page.status_code == 200 and "reviewer kim\\ud800" in page.content.decode()
+        assert page.status_code == 200 and "reviewer <bdi>kim\\ud800</bdi>" in page.content.decode()
     detail = Api(token_for(admin_user)).get(f"/sheets/{export_row.pk}/")
     assert detail.status_code == 200 and detail.json()["selection"]["reviewer"] == "kim\\ud800"
     assert detail.json()["status"] == "failed" and "surrogates not allowed" in detail.json()["error"]

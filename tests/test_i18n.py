@@ -51,15 +51,16 @@ def test_a_saved_verdict_is_named_in_the_editors_language_in_the_message(import_
     assert "ادغام مدخل" in page and "merge-entry برای" not in page
 
 
-def test_a_revision_signal_among_the_reasons_points_from_left_to_right_in_a_right_to_left_page():
+def test_a_revision_signal_among_the_reasons_isolates_each_value_beside_a_turning_arrow():
     from django.utils import translation
 
     from screening.runs.reasons import shown_reason
 
+    drawn = '<bdi>12 V</bdi> <span class="arrow">→</span> <bdi>15 &lt;V&gt;</bdi>'
     with translation.override("fa"):
-        assert shown_reason("number 12 V → 15 V") == "عدد 12 V ← 15 V"
+        assert shown_reason("number 12 V → 15 <V>") == f"عدد {drawn}"  # site.css turns the arrow round
     with translation.override("zh-hans"):
-        assert shown_reason("number 12 V → 15 V") == "数字 12 V → 15 V"
+        assert shown_reason("number 12 V → 15 <V>") == f"数字 {drawn}"
 
 
 @pytest.mark.django_db
@@ -153,3 +154,82 @@ def test_every_fixed_reason_the_rules_write_is_shown_in_the_editors_language(lan
     assert "it stands in quotation marks" in fixed and len(fixed) >= 8
     with translation.override(lang):
         assert all(reasons.shown_reason(text) != text for text in fixed)
+
+
+@pytest.mark.django_db
+def test_an_arbiter_reads_a_default_preset_in_their_language_with_the_reviewers_words_on_hover(
+        import_records, editor, editor2, arbiter):
+    from django.utils import translation
+
+    from review.models import PRESET_REASONS
+
+    pair = CandidatePair.objects.get(run=copies_run(import_records, 1, reviews_required=2))
+    with translation.override("fa"):
+        persian = translation.gettext(PRESET_REASONS["merge-entry"])
+    services.judgement_record(pair=pair, reviewer=editor, verdict="merge-entry", reason=persian)
+    services.judgement_record(pair=pair, reviewer=editor2, verdict="keep-both", reason="my own words")
+    client = Client(headers={"accept-language": "en"})
+    client.force_login(arbiter)
+    page = client.get(reverse("review:arbitrate", args=[pair.pk])).content.decode()
+    assert f'<bdi title="{persian}">{PRESET_REASONS["merge-entry"]}</bdi>' in page
+    assert "<bdi>my own words</bdi>" in page
+
+
+def test_a_negative_figure_keeps_its_minus_before_its_digits_in_persian():
+    from dedup_site.numerals import local_digits
+
+    assert local_digits("-0.250", "fa") == "\u2066-۰٫۲۵۰\u2069"  # isolated left to right: −0.250, never 0.250−
+    assert local_digits("0.250", "fa") == "۰٫۲۵۰" and local_digits("-0.250", "en") == "-0.250"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("language", "shown"), [("fa", "۲۰۲۳-۰۸-۱۴ ۲۰:۲۱"), ("en", "2023-08-14 20:21")])
+def test_when_a_document_was_collected_reads_as_a_date_in_the_pages_language(import_records, editor, language,
+                                                                          shown):
+    import_records("dated", [{"doc_id": d, "language": "en", "collected_at": "2023-08-14T20:21:05Z",
+                              "body": "the same words of a guide to the sensor " * 6} for d in ("a", "b")])
+    from tests.factories import completed_run
+
+    pair = CandidatePair.objects.get(run=completed_run("dated"))
+    client = Client(headers={"accept-language": language})
+    client.force_login(editor)
+    page = client.get(reverse("review:pair", args=[pair.pk])).content.decode()
+    assert shown in page and "2023-08-14T20:21" not in page
+    document = client.get(reverse("screening:document_detail", args=[pair.left_id])).content.decode()
+    assert shown in document and "T20:21" not in document
+
+
+@pytest.mark.django_db
+def test_a_bulk_and_a_cluster_decision_are_told_in_the_editors_words_and_digits(import_records, editor):
+    from tests.factories import imported_run
+    from tests.test_cluster_review import cluster_of, doc, family_records
+
+    run = imported_run(import_records, "fam", family_records([3, 2]), near=True)
+    client = Client(headers={"accept-language": "fa"})
+    client.force_login(editor)
+    number = cluster_of(run, "f0-m0")
+    page = client.post(reverse("review:cluster_decide", args=[run.pk, number]),
+                       {"keeper": doc(run, "f0-m0"), "verdict": "merge-entry", "reason": "یکی"}, follow=True)
+    told = re.sub("\u2068[^\u2069]*\u2069", "", " ".join(str(m) for m in page.context["messages"]))  # ids apart
+    assert "ادغام مدخل" in told and "merge-entry" not in told and not re.search(r"[0-9]", told), told
+    preview = client.get(reverse("review:bulk_preview"), {"run": run.pk, "verdict": "keep-both"})
+    token = preview.context["plan"].token
+    page = client.post(f"{reverse('review:bulk_confirm')}?run={run.pk}",
+                       {"verdict": "keep-both", "token": token, "reason": "دو سند"}, follow=True)
+    told = re.sub("\u2068[^\u2069]*\u2069", "", " ".join(str(m) for m in page.context["messages"]))
+    assert "نگه‌داشتن هر دو" in told and "keep-both" not in told and not re.search(r"[0-9]", told), told
+
+
+@pytest.mark.django_db
+def test_an_uploads_problems_are_said_in_the_readers_language_from_their_codes(admin_user):
+    from screening.ingest import uploads
+
+    bad = b'{"doc_id": "x1", "language": "en"}\n{"doc_id": "x2", "language": "en", "body": "t", "extra": 1}\n'
+    upload = uploads.upload_process(upload=uploads.upload_create(corpus_name="bad", chunks=[bad], size=len(bad),
+                                                                 original_name="broken.jsonl"))
+    assert upload.problems[0] == "broken.jsonl line 1, field body: is required"  # stored in English, as before
+    client = Client(headers={"accept-language": "fa"})
+    client.force_login(admin_user)
+    page = client.get(reverse("screening:corpus_detail", args=["bad"])).content.decode()
+    assert "<bdi>broken.jsonl</bdi>، سطر ۲، فیلد <bdi>extra</bdi>: فیلد ناشناخته" in page
+    assert "لازم است" in page and "is required" not in page and "unknown field" not in page

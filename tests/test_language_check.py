@@ -244,7 +244,7 @@ def test_the_document_page_shows_what_the_text_reads_as_beside_the_tag(checked, 
 
     wrong = Document.objects.get(doc_id="en-tagged-de")
     page = editor_client.get(reverse("screening:document_detail", args=[wrong.pk])).content.decode()
-    assert "<dd>de</dd>" in page and f"<dd>en ({wrong.language_confidence:.2f})</dd>" in page
+    assert "<dd><bdi>de</bdi></dd>" in page and f"<dd><bdi>en</bdi> ({wrong.language_confidence:.2f})</dd>" in page
     import_records("later", [{"doc_id": "x", "language": "en", "body": ENGLISH}])
     later = Document.objects.get(corpus__name="later")
     page = editor_client.get(reverse("screening:document_detail", args=[later.pk])).content.decode()
@@ -255,14 +255,15 @@ def test_the_document_page_shows_what_the_text_reads_as_beside_the_tag(checked, 
 def test_the_upload_summary_lists_the_documents_whose_tag_disagrees(checked, editor_client):
     page = editor_client.get(reverse("screening:corpus_detail", args=["lang"])).content.decode()
     assert "does not read as its language tag" in page
-    assert "records.jsonl line 4 (en-tagged-de): tagged de, reads as en" in page
+    assert ("<bdi>records.jsonl line 4</bdi> (<bdi>en-tagged-de</bdi>): tagged <bdi>de</bdi>, reads as <bdi>en</bdi>"
+            in page)
 
 
 @pytest.mark.django_db
 def test_the_upload_summary_is_translated(checked, editor_client):
     editor_client.post(reverse("set_language"), {"language": "fa", "next": "/"})
     page = editor_client.get(reverse("screening:corpus_detail", args=["lang"])).content.decode()
-    assert "records.jsonl line 4 (en-tagged-de)" in page and "reads as en" not in page
+    assert "<bdi>records.jsonl line 4</bdi> (<bdi>en-tagged-de</bdi>)" in page and "reads as" not in page
 
 
 TWIN_BODY = ENGLISH + " " + ("Keep the sensor away from direct sunlight and check the readings once a week; "
@@ -301,7 +302,7 @@ def test_the_pair_page_shows_the_badge_and_which_tag_the_text_matches(twin_run, 
     pair = _twin_pair(twin_run)
     page = editor_client.get(reverse("review:pair", args=[pair.pk])).content.decode()
     assert page.count('class="badge language-mismatch"') == 1  # the document tagged de only
-    assert "The texts read as" in page and "tag (en) is right" in page
+    assert "The texts read as" in page and "tag (<bdi>en</bdi>) is right" in page
 
 
 @pytest.mark.django_db

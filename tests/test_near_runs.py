@@ -174,7 +174,7 @@ def test_near_run_on_a_worker_from_the_page_shows_counts_chart_and_clusters(admi
     assert run.status == "complete", run.error
     page = admin_client.get(run.get_absolute_url()).content.decode()
     for text in ("b × r = 32 × 4", "probability 0.9998", "<svg class=\"chart\"", "LSH candidates",
-                 "Without any shingle", "Clusters", ">A</a>, <a"):
+                 "Without any shingle", "Clusters", "><bdi>A</bdi></a>, <a"):
         assert text in page, text
 
 

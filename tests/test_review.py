@@ -359,7 +359,7 @@ def test_pair_page_escapes_hostile_documents(import_records, editor_client):
     for raw in ("<script>alert(1)", "<img src=x", "<b>", "<i>title", "<u>src", "<s>2"):
         assert raw not in page, raw
     for escaped in ("&lt;script&gt;alert(1)&lt;/script&gt;", 'h1&quot;&gt;&lt;b&gt;', "&lt;i&gt;title&lt;/i&gt;",
-                    "&lt;u&gt;src&lt;/u&gt;", "version &lt;s&gt;2&lt;/s&gt;", "collected 2024-01-02"):
+                    "&lt;u&gt;src&lt;/u&gt;", "version <bdi>&lt;s&gt;2&lt;/s&gt;</bdi>", "collected 2024-01-02"):
         assert escaped in page, escaped
 
 

@@ -167,7 +167,7 @@ def test_an_admin_creates_a_reviewer_on_the_users_page(browser, live_server, adm
     page.fill("form.card input[name=password]", "a long passphrase 7")
     with page.expect_navigation():
         page.click("form.card button[type=submit]")
-    assert "Created nina as arbiter" in page.locator(".messages").inner_text()
+    assert "Created \u2068nina\u2069 as arbiter" in page.locator(".messages").inner_text()  # the name set apart
     assert django_user_model.objects.get(username="nina").groups.get().name == "arbiters"
     assert page.locator("select[name=role] option[value=admin]").count() == 0  # an admin cannot make admins
     shot(page, "users-page")

@@ -167,7 +167,7 @@ def test_the_users_page_marks_an_account_with_a_token_made_by_someone_else(admin
     command_token(editor.username, capsys)
     tokens.token_create(user=editor2, actor=editor2, name="own")
     page = admin_client.get(reverse("users:list")).content.decode()
-    row_of = {name: page[page.index(f"<td>{name}"):].split("</tr>")[0] for name in (editor.username,
+    row_of = {name: page[page.index(f"<td><bdi>{name}</bdi>"):].split("</tr>")[0] for name in (editor.username,
                                                                                      editor2.username)}
     assert "1 API token made by someone else" in row_of[editor.username]
     assert "made by someone else" not in row_of[editor2.username]

@@ -70,7 +70,8 @@ def test_rejected_upload_lists_every_problem_and_adds_nothing(admin_client, run_
     ]
     assert Document.objects.count() == 0
     page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
-    assert "rejected: 2 problems" in page and "bad.jsonl line 2, field body: is empty or only whitespace" in page
+    assert "rejected: 2 problems" in page
+    assert "<bdi>bad.jsonl</bdi>, line 2, field <bdi>body</bdi>: is empty or only whitespace" in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -288,7 +289,7 @@ def test_a_zip_without_a_language_gives_one_line_per_rule_with_a_count(write, ad
     assert len(examples) == 3 and "notes/n000.txt" in examples[0]
     page = admin_client.get(reverse("screening:corpus_detail", args=["guides"])).content.decode()
     assert "301 in all, 2 rules broken" in page and "— 300 times, for example" in page
-    assert page.count("notes.zip member notes/n") == 3
+    assert page.count("<bdi>notes.zip</bdi>, member <bdi>notes/n") == 3
 
 
 # --- a large upload is read in a second process while the first stores it ------------------------------
@@ -403,3 +404,29 @@ def test_texts_lookup_reads_the_same_rows_as_in_and_refuses_what_is_not_text(adm
     for wrong in (1, None, b"A"):
         with pytest.raises(TypeError, match="in_texts takes str"):
             list(Document.objects.filter(doc_id__in_texts=["A", wrong]))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_upload_says_a_worker_is_starting_while_it_warms_up(admin_client, queue, settings):
+    import threading
+
+    from dedup_site.rq_worker import DedupWorker
+    from tests import probe_jobs
+
+    post_upload(admin_client, "seed001.jsonl", jsonl(SEED001), corpus="zh")
+    url = reverse("screening:upload_status", args=[Upload.objects.get().pk])
+    settings.DEDUP_WORKER_WARM = ["tests.probe_jobs.warm_until_told"]
+    probe_jobs.WARMING = threading.Event()
+    starting = threading.Thread(target=lambda: DedupWorker([queue], connection=queue.connection))
+    starting.start()
+    try:
+        for _ in range(100):  # until the worker has said it is starting
+            hint = admin_client.get(url).json()["hint"]
+            if "starting" in hint:
+                break
+            threading.Event().wait(0.05)
+        assert hint.startswith("a worker is starting"), hint
+    finally:
+        probe_jobs.WARMING.set()
+        starting.join()
+    assert admin_client.get(url).json()["hint"].startswith("no worker is taking jobs yet")  # warmed, not working

@@ -3,7 +3,12 @@ preset reasons."""
 
 from __future__ import annotations
 
+import functools
+
+from django.conf import settings
 from django.db.models import OuterRef, Subquery
+from django.utils import translation
+from django.utils.html import format_html
 from django.utils.translation import gettext
 
 from dedup_site.http import MAX_ID
@@ -103,3 +108,25 @@ def _with_defaults(own: dict | None) -> dict[str, str]:
 
 def signatures_of(user, limit: int = 20):
     return ReviewerSignature.objects.filter(reviewer=user).order_by("-signed_at")[:limit]
+
+
+@functools.cache
+def _presets_written() -> dict[str, str]:
+    """Every default preset reason as any of the interface's languages writes it, to its verdict (a reviewer
+    records the default in their own language: review.services)."""
+    written = {}
+    for code, _ in settings.LANGUAGES:
+        with translation.override(code):
+            written.update((gettext(text), verdict) for verdict, text in PRESET_REASONS.items() if text)
+    return written
+
+
+def reason_shown(reason: str, verdict: str) -> str:
+    """A judgement's reason for the reader: a default preset in the reader's language, with the words the
+    reviewer's language recorded on hover; any other reason as typed. Isolated either way (it may be in any
+    script)."""
+    if _presets_written().get((reason or "").strip()) == verdict:
+        shown = gettext(PRESET_REASONS[verdict])
+        if shown != reason:
+            return format_html('<bdi title="{}">{}</bdi>', reason, shown)
+    return format_html("<bdi>{}</bdi>", reason)

@@ -1,11 +1,16 @@
+from datetime import date
+
 from django import template
 from django.template.backends.utils import csrf_input
-from django.utils.html import json_script
-from django.utils.translation import gettext
+from django.utils.html import format_html, format_html_join, json_script
+from django.utils.translation import gettext, gettext_noop
 
 from dedup_site.jinja import partial
 from dedup_site.links import link
+from dedup_site.templatetags.dates import shown_date
+from review import selectors
 from review.forms import SheetForm
+from review.sheets import signing
 from screening.sides import retained_names, sides
 
 register = template.Library()
@@ -14,6 +19,26 @@ register = template.Library()
 @register.filter
 def get_item(mapping, key):
     return mapping.get(key, "")
+
+
+@register.filter
+def reason_shown(reason, verdict):
+    """A judgement's reason as the reader reads it (review.selectors.reason_shown)."""
+    return selectors.reason_shown(reason, verdict)
+
+
+# The statements a signature can mean, as review.sheets.signing stores them (English, the words signed), each
+# in the catalogs so that a reader sees it in their language beside the stored words.
+MEANINGS = {signing.REVIEWER_MEANING: gettext_noop("I reviewed these pairs and these verdicts are mine.")}
+
+
+@register.filter
+def meaning_shown(meaning: str):
+    """What a signature means, in the reader's language, with the stored words beside it when they differ."""
+    shown = gettext(MEANINGS[meaning]) if meaning in MEANINGS else meaning
+    if shown == meaning:
+        return format_html("<bdi>“{}”</bdi>", meaning)
+    return format_html('“{}” <bdi class="hint" lang="en" translate="no">“{}”</bdi>', shown, meaning)
 
 
 @register.filter
@@ -49,3 +74,18 @@ def verdict_bar(context, action: str, submit_label: str, skip_form: bool = False
                    verdict_radios=context["verdict_radios"], retained_radios=context["retained_radios"],
                    sides=sides(), documents={"left": pair.left.doc_id, "right": pair.right.doc_id},
                    presets=json_script(context["presets"], "preset-reasons"))
+
+
+@register.filter
+def selection_shown(selection: dict) -> str:
+    """What an export covers, in the interface's words ("all" when it has no bound): `since 2026-11-01 ·
+    reviewer kim · settled pairs only`."""
+    parts = []
+    for key, label in (("since", gettext("since")), ("until", gettext("until"))):
+        if selection.get(key):
+            parts.append(format_html("{} {}", label, shown_date(date.fromisoformat(selection[key]), "Y-m-d")))
+    if selection.get("reviewer"):
+        parts.append(format_html("{} <bdi>{}</bdi>", gettext("reviewer"), selection["reviewer"]))
+    if selection.get("settled_only"):
+        parts.append(gettext("settled pairs only"))
+    return format_html_join(" · ", "{}", ((p,) for p in parts)) if parts else gettext("all")

@@ -87,8 +87,9 @@ def labelled_pairs(run: ScreeningRun, label_set: LabelSet) -> list[metrics.Label
             jaccard=fast.jaccard(hashes[r.left_id], hashes[r.right_id]) if hashes[r.left_id].size and
             hashes[r.right_id].size else None,
             estimate=minhash.estimate(sa, sb) if sa is not None and sb is not None else None,
+            # One name for a pair of languages whichever side each is on (en/de and de/en are one table).
             candidate=candidate, language=r.left.language if r.left.language == r.right.language else
-            f"{r.left.language}/{r.right.language}", split=r.split, left_source=r.left.source_id,
+            "/".join(sorted((r.left.language, r.right.language))), split=r.split, left_source=r.left.source_id,
             right_source=r.right.source_id, suggestion=suggestion, pair_id=pair_id,
         ))
     return out
@@ -125,6 +126,12 @@ class Report:
     curve: list[metrics.Metrics] = field(default_factory=list)
     suggestions: dict = field(default_factory=dict)  # "all", "by_language", "by_split": suggestion tables
 
+    @property
+    def languages_shown(self) -> dict[str, list[metrics.Metrics]]:
+        """The languages' tables with something in them: a language whose pairs are all negatives no threshold
+        predicts has only zeros, and a corpus of many tags had dozens of those."""
+        return {k: v for k, v in self.by_language.items() if any(m.tp or m.fp or m.fn for m in v)}
+
     def as_dict(self) -> dict:
         def table(ms):
             return [m.as_dict() for m in ms]
@@ -150,10 +157,12 @@ def run_evaluate(*, run: ScreeningRun, label_set: LabelSet, thresholds: Iterable
     every = _labelled_pairs_cached(run, label_set)
     family = {}
     if not any(p.split for p in every):
-        # No split in the labels: offer one by source family, never mixing a family across the sides.
+        # No split in the labels: offer one by source family, never mixing a family across the sides; none
+        # when one family holds them all (a split that leaves a side empty is no split).
         fs = metrics.family_split(every)
-        every = [metrics.LabelledPair(**{**p.__dict__, "split": fs.side(p)}) for p in every]
-        family = metrics.breakdown(every, thresholds, "split")
+        if fs.tuning and fs.acceptance:
+            every = [metrics.LabelledPair(**{**p.__dict__, "split": fs.side(p)}) for p in every]
+            family = metrics.breakdown(every, thresholds, "split")
     chosen = [p for p in every if not split or p.split == split]
     suggestions = {"all": metrics.suggestion_table(chosen),
                    "by_language": list(metrics.suggestion_breakdown(chosen, "language").items()),

@@ -50,19 +50,104 @@ class Limits:
     compression_ratio: int
 
 
+def gettext_noop(text: str) -> str:
+    """Marks a rule's words for the interface's catalogs (makemessages reads the name); it does nothing else:
+    this module stays free of Django, and the pages say a rule in the reader's language from its code."""
+    return text
+
+
+# Every rule an upload can break, by code: the English words stored with each problem (and shown to the
+# command line and the API), and the message the pages translate, with the same values.
+RULES = {
+    "utf16": gettext_noop("the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8"),
+    "not-utf8": gettext_noop("is not UTF-8: invalid byte(s) {bytes} at byte {at}; only UTF-8 text is accepted"),
+    "not-utf8-utf16": gettext_noop("is not UTF-8: invalid byte(s) {bytes} at byte {at} (looks like UTF-16); only "
+                                   "UTF-8 text is accepted"),
+    "nul-byte": gettext_noop("contains a NUL byte (line {line}); NUL bytes are not allowed in text"),
+    "nul-character": gettext_noop("contains a NUL character"),
+    "surrogate": gettext_noop("is not valid UTF-8 text (it holds a lone surrogate, {code_point})"),
+    "not-text": gettext_noop("must be text, not {type}"),
+    "empty": gettext_noop("must not be empty"),
+    "too-long": gettext_noop("is longer than {limit} characters"),
+    "whitespace-ends": gettext_noop("must not start or end with whitespace"),
+    "control-characters": gettext_noop("must not contain control characters"),
+    "version-type": gettext_noop("must be text or an integer, not {type}"),
+    "language-required": gettext_noop("is required (give it per record, in a ZIP's manifest.csv, or for the whole "
+                                      "upload: the upload form's language, import_corpus --language)"),
+    "language-tag": gettext_noop("{tag} is not a lowercase language tag such as fa, en, zh-hant"),
+    "required": gettext_noop("is required"),
+    "blank": gettext_noop("is empty or only whitespace"),
+    "too-large": gettext_noop("is larger than the {limit}-byte document limit"),
+    "unknown-field": gettext_noop("unknown field; the fields are {fields}"),
+    "timestamp-type": gettext_noop("must be an ISO 8601 text, not {type}"),
+    "timestamp": gettext_noop("{value} is not an ISO 8601 date or date-time"),
+    "not-json": gettext_noop("is not valid JSON ({error} at column {column})"),
+    "not-object": gettext_noop("must be a JSON object, not {type}"),
+    "csv-empty": gettext_noop("is empty; the first line must name the columns"),
+    "unknown-column": gettext_noop("unknown column; the columns are {columns}"),
+    "column-twice": gettext_noop("a column name appears twice"),
+    "cells": gettext_noop("has {cells} cells, the header has {header}"),
+    "cell-too-large": gettext_noop("has a cell that is larger than the {limit}-byte document limit"),
+    "not-csv": gettext_noop("is not valid CSV ({error})"),
+    "member-too-large": gettext_noop("is larger than the {limit}-byte document limit once expanded"),
+    "archive-too-large": gettext_noop("the archive expands to more than the {limit}-byte limit"),
+    "zip-bomb": gettext_noop("expands more than {ratio}× its compressed size (a zip bomb?)"),
+    "unreadable": gettext_noop("cannot be read ({error})"),
+    "nested-archive": gettext_noop("is an archive; nested archives are not accepted"),
+    "absolute-path": gettext_noop("has an absolute path; members must use relative paths"),
+    "dot-dot": gettext_noop("contains '..'; members must stay inside the archive"),
+    "symbolic-link": gettext_noop("is a symbolic link; links are not accepted"),
+    "not-zip": gettext_noop("is not a readable ZIP archive ({error})"),
+    "too-many-members": gettext_noop("has {count} members; the limit is {limit}"),
+    "not-txt-member": gettext_noop("is not a .txt file; a ZIP may hold only .txt files and manifest.csv"),
+    "manifest-missing-member": gettext_noop("names {file}, which is not a .txt member of the archive"),
+    "listed-twice": gettext_noop("{file} is listed twice"),
+    "upload-too-large": gettext_noop("is {size} bytes; the upload limit is {limit}"),
+    "unsupported-type": gettext_noop("has an unsupported type; upload one of {formats}"),
+    "doc-id-twice": gettext_noop("{doc_id} appears twice (first at {first})"),
+    "in-corpus": gettext_noop("{doc_id} is already in corpus {corpus}"),
+    "in-corpus-race": gettext_noop("a doc_id is already in the corpus ({error})"),
+}
+
+
+class Rule(str):
+    """A broken rule: its English words (what is stored and printed), and its code and values, from which a
+    page says it again in the reader's language. Integers are written with thousands separators."""
+
+    code: str
+    values: dict[str, str]
+
+    def __new__(cls, code: str, **values) -> Rule:
+        written = {k: f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for k, v in values.items()}
+        rule = super().__new__(cls, RULES[code].format(**written))
+        rule.code, rule.values = code, written
+        return rule
+
+    def __reduce__(self):  # pickled (a reading process hands its problems over) by code and values
+        return _rule, (self.code, self.values)
+
+
+def _rule(code: str, values: dict[str, str]) -> Rule:
+    return Rule(code, **values)
+
+
 @dataclass(frozen=True)
 class Problem:
     place: str  # "docs.jsonl line 3", "guides.zip member a/b.txt"
     field: str  # "" when the problem is not about one field
-    rule: str
+    rule: str  # a Rule when made here (its code and values kept)
 
     def __str__(self) -> str:
         where = f"{self.place}, field {self.field}" if self.field else self.place
         return f"{where}: {self.rule}"
 
+    def parts(self) -> dict:
+        """What a page needs to say the problem in another language."""
+        return {"place": self.place, "field": self.field, "code": getattr(self.rule, "code", ""),
+                "values": getattr(self.rule, "values", {})}
 
-LANGUAGE_REQUIRED = ("is required (give it per record, in a ZIP's manifest.csv, or for the whole upload: the "
-                     "upload form's language, import_corpus --language)")
+
+LANGUAGE_REQUIRED = RULES["language-required"]
 _SPECIFIC = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
 
 
@@ -75,10 +160,13 @@ def group_problems(problems: list[Problem], examples: int = 3) -> list[dict]:
         key = (problem.field, _SPECIFIC.sub("…", problem.rule))
         group = groups.get(key)
         if group is None:
-            group = groups[key] = {"field": problem.field, "rule": problem.rule, "count": 0, "examples": []}
+            group = groups[key] = {"field": problem.field, "rule": str(problem.rule), "count": 0, "examples": [],
+                                   **{k: v for k, v in problem.parts().items() if k in ("code", "values")},
+                                   "parts": []}
         group["count"] += 1
         if len(group["examples"]) < examples:
             group["examples"].append(str(problem))
+            group["parts"].append(problem.parts())
     return list(groups.values())
 
 
@@ -127,7 +215,7 @@ def decode_text(data: bytes, place: str, report: Report, *, first: bool = True) 
     """Strict UTF-8. A leading UTF-8 BOM is dropped and noted; other encodings are refused by name."""
     if first:
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-            report.problem(place, "", "the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
+            report.problem(place, "", Rule("utf16"))
             return None
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
@@ -136,14 +224,12 @@ def decode_text(data: bytes, place: str, report: Report, *, first: bool = True) 
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         bad = data[error.start : error.start + 4].hex(" ")
-        hint = " (looks like UTF-16)" if data[1::2].count(0) > len(data) // 4 else ""
-        report.problem(
-            place, "", f"is not UTF-8: invalid byte(s) {bad} at byte {error.start}{hint}; only UTF-8 text is accepted"
-        )
+        utf16 = data[1::2].count(0) > len(data) // 4
+        report.problem(place, "", Rule("not-utf8-utf16" if utf16 else "not-utf8", bytes=bad, at=error.start))
         return None
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
-        report.problem(place, "", f"contains a NUL byte (line {line}); NUL bytes are not allowed in text")
+        report.problem(place, "", Rule("nul-byte", line=line))
         return None
     return text
 
@@ -164,16 +250,16 @@ def _lines(stream: BinaryIO, place: str, report: Report) -> Iterator[tuple[int, 
 
 def _check_id(value: object, place: str, name: str, report: Report) -> str | None:
     if not isinstance(value, str):
-        report.problem(place, name, f"must be text, not {type(value).__name__}")
+        report.problem(place, name, Rule("not-text", type=type(value).__name__))
         return None
     if not value:
-        report.problem(place, name, "must not be empty")
+        report.problem(place, name, Rule("empty"))
     elif len(value) > MAX_ID_CHARS:
-        report.problem(place, name, f"is longer than {MAX_ID_CHARS} characters")
+        report.problem(place, name, Rule("too-long", limit=MAX_ID_CHARS))
     elif value != value.strip():
-        report.problem(place, name, "must not start or end with whitespace")
+        report.problem(place, name, Rule("whitespace-ends"))
     elif CONTROL_RE.search(value):
-        report.problem(place, name, "must not contain control characters")
+        report.problem(place, name, Rule("control-characters"))
     else:
         return value
     return None
@@ -192,41 +278,41 @@ def _check_timestamp(value: str) -> bool:
 def _check_version(version, place: str, report: Report) -> str:
     """Text or an integer, kept as text."""
     if isinstance(version, bool) or not isinstance(version, (str, int)):
-        report.problem(place, "version", f"must be text or an integer, not {type(version).__name__}")
+        report.problem(place, "version", Rule("version-type", type=type(version).__name__))
         return ""
     if len(str(version)) > MAX_VERSION_CHARS:
-        report.problem(place, "version", f"is longer than {MAX_VERSION_CHARS} characters")
+        report.problem(place, "version", Rule("too-long", limit=MAX_VERSION_CHARS))
     return str(version)
 
 
 def _check_language(language, place: str, report: Report) -> None:
     if not isinstance(language, str):
-        report.problem(place, "language", f"must be text, not {type(language).__name__}")
+        report.problem(place, "language", Rule("not-text", type=type(language).__name__))
     elif not language:
-        report.problem(place, "language", LANGUAGE_REQUIRED)
+        report.problem(place, "language", Rule("language-required"))
     elif not LANGUAGE_RE.fullmatch(language):
-        report.problem(place, "language", f"{language!r} is not a lowercase language tag such as fa, en, zh-hant")
+        report.problem(place, "language", Rule("language-tag", tag=repr(language)))
 
 
 def _check_text(value, place: str, name: str, report: Report, *, limit: int) -> None:
     if not isinstance(value, str):
-        report.problem(place, name, f"must be text, not {type(value).__name__}")
+        report.problem(place, name, Rule("not-text", type=type(value).__name__))
     elif len(value) > limit:
-        report.problem(place, name, f"is longer than {limit} characters")
+        report.problem(place, name, Rule("too-long", limit=limit))
 
 
-def too_large(limit: int) -> str:
+def too_large(limit: int) -> Rule:
     """The rule of the document limit, in the same words for a .txt file, a ZIP member and a record's body."""
-    return f"is larger than the {limit:,}-byte document limit"
+    return Rule("too-large", limit=limit)
 
 
 def _check_body(body, place: str, report: Report, limit: int | None) -> None:
     if body is None:
-        report.problem(place, "body", "is required")
+        report.problem(place, "body", Rule("required"))
     elif not isinstance(body, str):
-        report.problem(place, "body", f"must be text, not {type(body).__name__}")
+        report.problem(place, "body", Rule("not-text", type=type(body).__name__))
     elif not body.strip():
-        report.problem(place, "body", "is empty or only whitespace")
+        report.problem(place, "body", Rule("blank"))
     # Bytes as stored (UTF-8), measured only when the characters alone cannot settle it (4 bytes at most each).
     elif limit is not None and len(body) * 4 > limit and (
             len(body) > limit or len(body.encode("utf-8", "surrogatepass")) > limit):
@@ -247,7 +333,7 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
         for name in raw:
             if name not in _FIELD_SET:
                 # A key is named as read, a lone surrogate escaped: no column (PostgreSQL's jsonb) stores one.
-                report.problem(place, storable.shown(str(name)), f"unknown field; the fields are {', '.join(FIELDS)}")
+                report.problem(place, storable.shown(str(name)), Rule("unknown-field", fields=", ".join(FIELDS)))
     if typed:  # JSON: the object itself when every field is known (it is not changed here)
         values = raw if known else {k: v for k, v in raw.items() if k in _FIELD_SET}
     else:  # in CSV an empty cell means "absent", except for the body, whose emptiness is its own rule
@@ -255,7 +341,7 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
 
     doc_id = values.get("doc_id")
     if doc_id is None:
-        report.problem(place, "doc_id", "is required")
+        report.problem(place, "doc_id", Rule("required"))
     else:
         doc_id = _check_id(doc_id, place, "doc_id", report)
     source_id = values.get("source_id", doc_id)
@@ -271,15 +357,17 @@ def validate(raw: dict, place: str, report: Report, *, default_language: str = "
     _check_body(body, place, report, max_body)
     collected_at = values.get("collected_at", "")
     if not isinstance(collected_at, str):
-        report.problem(place, "collected_at", f"must be an ISO 8601 text, not {type(collected_at).__name__}")
+        report.problem(place, "collected_at", Rule("timestamp-type", type=type(collected_at).__name__))
     elif collected_at and not _check_timestamp(collected_at):
-        report.problem(place, "collected_at", f"{collected_at!r} is not an ISO 8601 date or date-time")
+        report.problem(place, "collected_at", Rule("timestamp", value=repr(collected_at)))
 
     # A NUL character, or a lone surrogate (a JSON \\ud800 escape): text no column can store.
     for name in ("title", "body", "source_id", "doc_id", "version"):
         value = values.get(name)
-        if isinstance(value, str) and (rule := storable.problem(value)):
-            report.problem(place, name, rule)
+        if isinstance(value, str) and storable.problem(value):
+            found = storable.SURROGATE.search(value)
+            report.problem(place, name, Rule("surrogate", code_point=f"U+{ord(found.group()):04X}") if found
+                           else Rule("nul-character"))
 
     if len(report.problems) > before:
         return None
@@ -297,10 +385,10 @@ def _read_jsonl(stream: BinaryIO, name: str, report: Report, default_language: s
         try:
             value = json.loads(line)
         except json.JSONDecodeError as error:
-            report.problem(place, "", f"is not valid JSON ({error.msg} at column {error.colno})")
+            report.problem(place, "", Rule("not-json", error=error.msg, column=error.colno))
             continue
         if not isinstance(value, dict):
-            report.problem(place, "", f"must be a JSON object, not {type(value).__name__}")
+            report.problem(place, "", Rule("not-object", type=type(value).__name__))
             continue
         record = validate(value, place, report, default_language=default_language, max_body=limit)
         if record:
@@ -332,13 +420,13 @@ def _csv_checked(reader, name: str, report: Report, allowed: tuple[str, ...], cu
                  limit: int | None) -> Iterator[tuple[int, dict]]:
     header = next(reader, None)
     if header is None:
-        report.problem(name, "", "is empty; the first line must name the columns")
+        report.problem(name, "", Rule("csv-empty"))
         return
     unknown = [h for h in header if h not in allowed]
     for h in unknown:
-        report.problem(f"{name} line 1", h, f"unknown column; the columns are {', '.join(allowed)}")
+        report.problem(f"{name} line 1", h, Rule("unknown-column", columns=", ".join(allowed)))
     if len(set(header)) != len(header):
-        report.problem(f"{name} line 1", "", "a column name appears twice")
+        report.problem(f"{name} line 1", "", Rule("column-twice"))
     if unknown or len(set(header)) != len(header):
         return
     start = current[0] + 1
@@ -346,15 +434,15 @@ def _csv_checked(reader, name: str, report: Report, allowed: tuple[str, ...], cu
         for row in reader:
             if row:
                 if len(row) != len(header):
-                    report.problem(f"{name} line {start}", "", f"has {len(row)} cells, the header has {len(header)}")
+                    report.problem(f"{name} line {start}", "", Rule("cells", cells=len(row), header=len(header)))
                 else:
                     yield start, dict(zip(header, row, strict=True))
             start = current[0] + 1
     except csv.Error as error:
         if limit is not None and "field limit" in str(error):  # a cell of more characters than the limit's bytes
-            report.problem(f"{name} line {start}", "", f"has a cell that {too_large(limit)}")
+            report.problem(f"{name} line {start}", "", Rule("cell-too-large", limit=limit))
         else:
-            report.problem(f"{name} line {current[0]}", "", f"is not valid CSV ({error})")
+            report.problem(f"{name} line {current[0]}", "", Rule("not-csv", error=error))
 
 
 def _read_csv(stream: BinaryIO, name: str, report: Report, default_language: str, limit: int) -> Iterator[Record]:
@@ -374,17 +462,17 @@ def _read_txt(data: bytes, name: str, report: Report, defaults: dict, member_pat
         yield record
 
 
-def _member_problem(info: zipfile.ZipInfo) -> str | None:
+def _member_problem(info: zipfile.ZipInfo) -> Rule | None:
     name = info.filename
     path = PurePosixPath(name.replace("\\", "/"))
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
-        return "has an absolute path; members must use relative paths"
+        return Rule("absolute-path")
     if ".." in path.parts:
-        return "contains '..'; members must stay inside the archive"
+        return Rule("dot-dot")
     if stat.S_ISLNK(info.external_attr >> 16):
-        return "is a symbolic link; links are not accepted"
+        return Rule("symbolic-link")
     if path.suffix.lower() in ARCHIVE_SUFFIXES:
-        return "is an archive; nested archives are not accepted"
+        return Rule("nested-archive")
     return None
 
 
@@ -398,24 +486,21 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, place: str, limits:
                 size += len(chunk)
                 expanded[0] += len(chunk)
                 if size > limits.member_bytes:
-                    report.problem(place, "", f"{too_large(limits.member_bytes)} once expanded")
+                    report.problem(place, "", Rule("member-too-large", limit=limits.member_bytes))
                     return None
                 if expanded[0] > limits.expanded_bytes:
-                    cap = limits.expanded_bytes
-                    report.problem(place, "", f"the archive expands to more than the {cap:,}-byte limit")
+                    report.problem(place, "", Rule("archive-too-large", limit=limits.expanded_bytes))
                     raise Fatal
                 if size > CHUNK and size > limits.compression_ratio * max(info.compress_size, 1):
-                    report.problem(
-                        place, "", f"expands more than {limits.compression_ratio}× its compressed size (a zip bomb?)"
-                    )
+                    report.problem(place, "", Rule("zip-bomb", ratio=limits.compression_ratio))
                     raise Fatal
                 chunks.append(chunk)
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as error:
-        report.problem(place, "", f"cannot be read ({error})")
+        report.problem(place, "", Rule("unreadable", error=error))
         return None
     data = b"".join(chunks)
     if data.startswith(ARCHIVE_MAGIC) or data[257:262] == b"ustar":
-        report.problem(place, "", "is an archive; nested archives are not accepted")
+        report.problem(place, "", Rule("nested-archive"))
         return None
     return data
 
@@ -441,12 +526,12 @@ def _read_zip(path: Path | Stored, name: str, report: Report, default_language: 
     try:
         zf = zipfile.ZipFile(path if isinstance(path, Path) else path.open())
     except (zipfile.BadZipFile, OSError) as error:
-        report.problem(name, "", f"is not a readable ZIP archive ({error})")
+        report.problem(name, "", Rule("not-zip", error=error))
         return
     with zf:
         infos = zf.infolist()
         if len(infos) > limits.zip_members:
-            report.problem(name, "", f"has {len(infos):,} members; the limit is {limits.zip_members:,}")
+            report.problem(name, "", Rule("too-many-members", count=len(infos), limit=limits.zip_members))
             return
         expanded = [0]
         manifest: dict[str, dict] = {}
@@ -464,11 +549,11 @@ def _read_zip(path: Path | Stored, name: str, report: Report, default_language: 
             elif PurePosixPath(info.filename).suffix.lower() == ".txt":
                 members.append(info)
             else:
-                report.problem(place, "", "is not a .txt file; a ZIP may hold only .txt files and manifest.csv")
+                report.problem(place, "", Rule("not-txt-member"))
         names = {info.filename for info in members}
         for missing in sorted(set(manifest) - names):
             report.problem(f"{name} member manifest.csv line {manifest[missing]['_line']}", "file",
-                           f"names {missing!r}, which is not a .txt member of the archive")
+                           Rule("manifest-missing-member", file=repr(missing)))
         report.done, report.total = 0, len(members)
         for info in members:
             report.done += 1
@@ -495,9 +580,9 @@ def _read_manifest(zf, info, place, limits, report, expanded) -> dict[str, dict]
     for number, row in _csv_rows(lines, place, report, MANIFEST_FIELDS):
         file = row.get("file", "")
         if not file:
-            report.problem(f"{place} line {number}", "file", "is required")
+            report.problem(f"{place} line {number}", "file", Rule("required"))
         elif file in rows:
-            report.problem(f"{place} line {number}", "file", f"{file!r} is listed twice")
+            report.problem(f"{place} line {number}", "file", Rule("listed-twice", file=repr(file)))
         else:
             rows[file] = dict({k: v for k, v in row.items() if v != ""}, _line=number)
     return rows
@@ -509,10 +594,10 @@ def read_records(path: Path | Stored, filename: str, report: Report, *, default_
     fmt = detect_format(filename)
     size = _size(path)
     if size > limits.upload_bytes:
-        report.problem(filename, "", f"is {size:,} bytes; the upload limit is {limits.upload_bytes:,}")
+        report.problem(filename, "", Rule("upload-too-large", size=size, limit=limits.upload_bytes))
         return
     if fmt is None:
-        report.problem(filename, "", f"has an unsupported type; upload one of {', '.join(FORMATS)}")
+        report.problem(filename, "", Rule("unsupported-type", formats=", ".join(FORMATS)))
         return
     try:
         if fmt == "zip":

@@ -55,7 +55,8 @@ def parse(path: Path | formats.Stored, name: str, language: str, limits: formats
                                                        limits=limits), start=1):
         first = seen.get(record.doc_id)
         if first is not None:
-            report.problem(record.place, "doc_id", f"{record.doc_id!r} appears twice (first at {first})")
+            report.problem(record.place, "doc_id", formats.Rule("doc-id-twice", doc_id=repr(record.doc_id),
+                                                                 first=first))
             continue
         seen[record.doc_id] = record.place
         rows.append(row(record))

@@ -140,7 +140,8 @@ class _Store:
         )
         for r in rows:
             if r[0] in existing:
-                self.report.problem(r[8], "doc_id", f"{r[0]!r} is already in corpus {self.upload.corpus.name}")
+                self.report.problem(r[8], "doc_id", formats.Rule("in-corpus", doc_id=repr(r[0]),
+                                                                   corpus=self.upload.corpus.name))
         if self.report.problems:
             return  # rejected anyway: keep checking, stop writing
         corpus, upload = self.upload.corpus_id, self.upload.pk
@@ -200,7 +201,7 @@ def upload_process(*, upload: Upload, on_progress: Callable[[float], None] | Non
         pass
     except IntegrityError as error:
         # Another upload to the same corpus took one of these doc_ids meanwhile.
-        report.problem(upload.original_name, "doc_id", f"a doc_id is already in the corpus ({error})")
+        report.problem(upload.original_name, "doc_id", formats.Rule("in-corpus-race", error=error))
     except buckets.BucketError as error:  # the source missing, changed or out of reach: not the file's fault
         _finish(upload, Upload.Status.FAILED, error=f"upload {upload.pk} ({upload.original_name}): {error}")
         upload.refresh_from_db()

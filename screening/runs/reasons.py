@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from django.utils.translation import get_language, get_language_bidi, gettext, gettext_noop, ngettext
+from django.utils.html import conditional_escape, format_html
+from django.utils.translation import get_language, gettext, gettext_noop, ngettext
 
 from dedup_site.numerals import local_digits
 
@@ -92,17 +93,23 @@ def shown_reason(text: str) -> str:
     if match := re.fullmatch(r"the same words in another order: (\d+) blocks? moved", text):
         return ngettext("the same words in another order: {n} block moved",
                         "the same words in another order: {n} blocks moved", int(match[1])).format(n=_digits(match[1]))
-    if match := re.fullmatch(r"(\w+) (.+ → .+)", text):
+    if match := re.fullmatch(r"(\w+) (.+) → (.+)", text):
         if match[1] in _SIGNALS:
-            # Read from right to left, the arrow from the left text's words to the right's points left.
-            change = match[2].replace(" → ", " ← ") if get_language_bidi() else match[2]
-            return f"{gettext(_SIGNALS[match[1]])} {change}"
+            return signal_html(gettext(_SIGNALS[match[1]]), match[2], match[3])
     for pattern, message in _PATTERNS:
         if match := pattern.fullmatch(text):
-            # The numbers in the language's digits; language tags (a, b) as written.
-            return gettext(message).format(**{name: _digits(value) if name in ("share", "j") else value
-                                              for name, value in match.groupdict().items()})
+            # The numbers in the language's digits; language tags (a, b) as written, isolated.
+            return format_html(conditional_escape(gettext(message)), **{
+                name: _digits(value) if name in ("share", "j") else format_html("<bdi>{}</bdi>", value)
+                for name, value in match.groupdict().items()})
     return text
+
+
+def signal_html(kind: str, before: str, after: str) -> str:
+    """A signal as every box draws it: each value isolated (<bdi>: laid out in its own script's direction,
+    whatever the page's and the other value's) and the arrow between them as the page reads (site.css turns
+    it round right to left), so before → after follows the reading order of the page in every language."""
+    return format_html('{} <bdi>{}</bdi> <span class="arrow">→</span> <bdi>{}</bdi>', kind, before, after)
 
 
 def shown_shared(text: str) -> str:

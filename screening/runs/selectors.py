@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
+from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.translation import get_language, gettext, ngettext, pgettext
 
 from dedup_site.numerals import LocalCount, local_digits
@@ -124,23 +126,30 @@ def _reads_otherwise(tag: str, found: langcheck.Detection) -> str:
     return f"{found.language} ({found.confidence:.2f})" if langcheck.disagrees(tag, found) else ""
 
 
+def _html(message: str, **values) -> str:
+    """A translated message with %(name)s values, escaped; each value isolated (a language tag, a figure)."""
+    braced = re.sub(r"%\((\w+)\)s", r"{\1}", conditional_escape(message).replace("{", "{{").replace("}", "}}"))
+    return format_html(braced, **{k: format_html("<bdi>{}</bdi>", v) for k, v in values.items()})
+
+
 def _language_rows(e: evidence.Evidence, detections) -> list[tuple[str, str, bool]]:
     """A language twin: which of its two tags the texts read as, when the check is sure of it."""
     sure = [d for d in detections or () if d.confident]
     if not e.languages_differ or not sure:
         return []
-    reads = " · ".join(f"{d.language} ({d.confidence:.2f})" for d in detections)
+    reads = format_html_join(" · ", "<bdi>{}</bdi> ({})", ((d.language, _shown(f"{d.confidence:.2f}"))
+                                                            for d in detections))
     if langcheck.base(e.languages[0]) == langcheck.base(e.languages[1]):
-        return [(gettext("The texts read as"), gettext("%(reads)s: both tags name %(language)s") % {
-            "reads": reads, "language": langcheck.base(e.languages[0])}, False)]
+        return [(gettext("The texts read as"), format_html("{}: {}", reads, _html(
+            gettext("both tags name %(language)s"), language=langcheck.base(e.languages[0]))), False)]
     matches = {langcheck.matching_tag(e.languages, d) for d in sure}
     if matches == {0}:
-        which = gettext("the left's tag (%(tag)s) is right") % {"tag": e.languages[0]}
+        which = _html(gettext("the left's tag (%(tag)s) is right"), tag=e.languages[0])
     elif matches == {1}:
-        which = gettext("the right's tag (%(tag)s) is right") % {"tag": e.languages[1]}
+        which = _html(gettext("the right's tag (%(tag)s) is right"), tag=e.languages[1])
     else:
         which = gettext("neither tag matches") if matches == {None} else gettext("the two texts disagree")
-    return [(gettext("The texts read as"), f"{reads}: {which}", True)]
+    return [(gettext("The texts read as"), format_html("{}: {}", reads, which), True)]
 
 
 def _share(value) -> str:
@@ -180,8 +189,9 @@ def evidence_rows(data: dict, detections=None) -> list[tuple[str, str, bool]]:
         (gettext("Words changed · moved"), f"{_share(e.changed_share)} · {_share(e.moved_share)}", False),
         (gettext("Length, shorter ÷ longer"), _share(e.length_ratio), False),
         *_located_rows(e),
-        (gettext("Language tags"), f"{left_lang} · {right_lang}" + (gettext(" — they differ") if e.languages_differ
-                                                                    else ""), e.languages_differ),
+        (gettext("Language tags"), format_html("<bdi>{}</bdi> · <bdi>{}</bdi>{}", left_lang, right_lang,
+                                               gettext(" — they differ") if e.languages_differ else ""),
+         e.languages_differ),
         *_language_rows(e, detections),
         (gettext("Source"), gettext("the same") if e.same_source else gettext("different"), False),
         (gettext("Version"), orders[e.version_order], False),

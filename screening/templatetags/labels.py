@@ -4,11 +4,14 @@ is not one of them. The keys stay as they are wherever they are stored or export
 
 from __future__ import annotations
 
-from django import template
-from django.utils.translation import gettext, gettext_noop, pgettext
+import re
 
+from django import template
+from django.utils.translation import get_language, gettext, gettext_noop, pgettext
+
+from dedup_site.numerals import local_digits
 from screening.engine import metrics
-from screening.vocabulary import Verdict
+from screening.vocabulary import ArbitrationReason, Verdict
 
 register = template.Library()
 
@@ -38,3 +41,24 @@ def verdict_label(key) -> str:
 def terms(keys) -> str:
     """A list of keys (a run's passes) named and joined as the language joins a list (، in Persian, 、 in Chinese)."""
     return pgettext("between the items of a short list", ", ").join(term(key) for key in keys)
+
+
+# The cluster check's stored flags (review.services.cluster_check), each in the catalogs.
+_CLUSTER_FLAGS = {
+    "judged different, yet linked by pairs judged copies":
+        gettext_noop("contradicts cluster {cluster}: judged different, yet linked by pairs judged copies"),
+    "judged a copy, yet it links two documents an arbiter settled as different":
+        gettext_noop("contradicts cluster {cluster}: judged a copy, yet it links two documents an arbiter settled "
+                     "as different"),
+}
+
+
+@register.filter
+def flag_label(flag: str) -> str:
+    """Why a pair waits for an arbiter (its stored flag, in English) in the interface's language."""
+    for reason in ArbitrationReason:
+        if flag == reason.value:
+            return gettext(reason.label)
+    if (match := re.fullmatch(r"contradicts cluster (\d+): (.+)", flag or "")) and match[2] in _CLUSTER_FLAGS:
+        return gettext(_CLUSTER_FLAGS[match[2]]).format(cluster=local_digits(match[1], get_language() or ""))
+    return flag

@@ -27,6 +27,9 @@ def pair_panes(context):
                    suggested=verdict_label(pair.suggested_verdict or ""), verdict_label=verdict_label,
                    reasons=[shown_reason(reason) for reason in pair.suggestion_reasons or ()],
                    reads=context.get("reads") or {},
+                   # The review app's reading of a judgement's reason (a preset in the reader's language), when
+                   # the page that includes the panes gives one: screening knows nothing of presets.
+                   reason_shown=context.get("reason_shown") or (lambda reason, verdict: reason),
                    labels={"reads": gettext("reads as {language}"),
                            "mismatch": gettext("The language check reads this text as another language than its "
                                                "tag (the tag stays as imported)")})
