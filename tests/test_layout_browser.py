@@ -1,0 +1,119 @@
+"""The layout as a Persian or Chinese editor sees it, measured in Chromium: a count beside its noun, a cut title
+showing its own beginning whatever the page's direction, a verdict word never broken inside, the queue's free
+space given to the titles, a message that never covers the evidence, and every colour pair axe-core leaves "to
+review" checked here."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.urls import reverse
+
+from screening.models import CandidatePair, Upload
+from tests.browser_helpers import CHROMIUM, SHOTS
+from tests.factories import PASSWORD, imported_run, reviewer
+from tests.test_signal_direction_browser import EN, FA
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed (apt-get install chromium)"),
+]
+
+# Titles long enough to be cut anywhere they are drawn on one line, each starting and ending with a word of its own.
+LATIN_TITLE = "Beginning " + "of a very long installation guide for the field sensor, " * 4 + "ENDING"
+PERSIAN_TITLE = "آغاز " + "عنوان راهنمای بسیار بلند نصب حسگر میدانی برای کارکنان بخش فنی، " * 4 + "فرجام"
+FIRST, LAST = {"en": "Beginning", "fa": "آغاز"}, {"en": "ENDING", "fa": "فرجام"}
+RECORDS = [
+    {"doc_id": "en-v1", "source_id": "vendor", "version": "1", "language": "en", "title": LATIN_TITLE,
+     "body": EN.format(v=12)},
+    {"doc_id": "en-v2", "source_id": "vendor", "version": "2", "language": "en", "title": LATIN_TITLE,
+     "body": EN.format(v=24)},
+    {"doc_id": "fa-v1", "source_id": "office", "version": "1", "language": "fa", "title": PERSIAN_TITLE,
+     "body": FA.format(month="مهر", valid="معتبر است")},
+    {"doc_id": "fa-v2", "source_id": "office", "version": "2", "language": "fa", "title": PERSIAN_TITLE,
+     "body": FA.format(month="آبان", valid="معتبر نیست")},
+]
+LOCALES = {"fa": "fa-IR", "zh-hans": "zh-CN"}
+
+
+def _instance(import_records):
+    run = imported_run(import_records, "layout", RECORDS, near=True)
+    pairs = {p.left.language: p for p in CandidatePair.objects.filter(run=run).select_related("left")}
+    assert set(pairs) == {"en", "fa"}, pairs
+    return run, pairs, reviewer("erin-editor")
+
+
+def _page(browser, live_server, user, language, viewport=(1400, 900)):
+    context = browser.new_context(locale=LOCALES[language], viewport={"width": viewport[0], "height": viewport[1]})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", user.username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    return page
+
+
+def shot(page, name, selector=None):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    target = page.locator(selector).first if selector else page
+    target.screenshot(path=str(SHOTS / f"layout-{name}.png"))
+
+
+# --- an upload's problems: each count beside its noun ------------------------------------------------------------
+
+# In each group of problems, where the count (its digits) and the word it counts are drawn, read from the group's
+# own line (not its examples).
+COUNT_AND_NOUN = """([noun]) => {
+  const found = [];
+  for (const item of document.querySelectorAll("ul.problem-groups > li")) {
+    const nodes = [], starts = [];
+    let text = "";
+    const walker = document.createTreeWalker(item, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+      n.parentElement.closest("ul.problems") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) { nodes.push(n); starts.push(text.length); text += n.data; }
+    const at = (offset) => { let i = nodes.length - 1; while (starts[i] > offset) i--; return [nodes[i], offset - starts[i]]; };
+    const rect = (from, length) => {
+      const range = document.createRange();
+      range.setStart(...at(from)); range.setEnd(...at(from + length));
+      const r = range.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top};
+    };
+    const dash = text.lastIndexOf("—");
+    const digits = /[0-9۰-۹]+/.exec(text.slice(dash));
+    const n = text.indexOf(noun, dash);
+    if (dash < 0 || !digits || n < 0) { found.push({text}); continue; }
+    found.push({text: text.trim(), count: rect(dash + digits.index, digits[0].length), noun: rect(n, noun.length)});
+  }
+  return found;
+}"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_problems_count_sits_beside_its_noun_in_persian(browser, live_server, import_records):
+    from screening.ingest import uploads
+
+    _, _, editor = _instance(import_records)
+    bad = b'{"doc_id": "x1", "language": "en"}\n{"doc_id": "x2", "language": "en"}\n'
+    rejected = uploads.upload_process(upload=uploads.upload_create(corpus_name="layout", chunks=[bad], size=len(bad),
+                                                                   original_name="broken.jsonl"))
+    assert rejected.status == "rejected", rejected.status
+    # A problem stored before rules had codes is shown as its English words were written.
+    legacy = {"field": "language", "rule": "is not a lowercase language tag such as fa, en, zh-hant", "count": 3,
+              "examples": ["old.jsonl line 4: field language: is not a lowercase language tag such as fa, en, zh-hant"]}
+    Upload.objects.filter(pk=rejected.pk).update(problem_groups=[*rejected.problem_groups, legacy], problem_count=5)
+    page = _page(browser, live_server, editor, "zh-hans")
+    page.goto(f"{live_server.url}{reverse('screening:corpus_detail', args=['layout'])}")
+    shot(page, "problems-zh-hans", "ul.problem-groups")
+    page = _page(browser, live_server, editor, "fa")
+    page.goto(f"{live_server.url}{reverse('screening:corpus_detail', args=['layout'])}")
+    shot(page, "problems-fa", "ul.problem-groups")
+    found = page.evaluate(COUNT_AND_NOUN, ["بار"])
+    assert len(found) == 2, found
+    for line in found:
+        assert "count" in line, line
+        count, noun = line["count"], line["noun"]
+        # Right to left: the count first, on the noun's right, with one space between them.
+        assert abs(count["top"] - noun["top"]) < 4, line
+        assert 0 <= count["left"] - noun["right"] < 12, line
+
