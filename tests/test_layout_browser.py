@@ -117,3 +117,57 @@ def test_an_upload_problems_count_sits_beside_its_noun_in_persian(browser, live_
         assert abs(count["top"] - noun["top"]) < 4, line
         assert 0 <= count["left"] - noun["right"] < 12, line
 
+
+# --- a cut title shows its own beginning --------------------------------------------------------------------------
+
+# For every element of `selector` holding the title's first word: is that word drawn inside the box that cuts it
+# (the nearest box that hides what overflows), and is the last word cut off (so the title was cut at all)?
+CUT = """([selector, first, last]) => {
+  const found = [];
+  const rectOf = (node, word) => {
+    const range = document.createRange(), at = node.data.indexOf(word);
+    range.setStart(node, at); range.setEnd(node, at + word.length);
+    return range.getBoundingClientRect();
+  };
+  for (const box of document.querySelectorAll(selector)) {
+    if (!box.checkVisibility()) continue;
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    let head = null, tail = null;
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!head && n.data.includes(first)) head = n;
+      if (n.data.includes(last)) tail = n;
+    }
+    if (!head || !tail) continue;
+    let clip = head.parentElement;
+    while (clip && getComputedStyle(clip).overflowX === "visible") clip = clip.parentElement;
+    const c = clip.getBoundingClientRect(), h = rectOf(head, first), t = rectOf(tail, last);
+    const inside = (r) => r.left >= c.left - 1 && r.right <= c.right + 1;
+    found.push({box: box.outerHTML.slice(0, 160), first: inside(h), last: inside(t), clip: clip.tagName});
+  }
+  return found;
+}"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cut_title_shows_its_own_beginning_whatever_the_pages_direction(browser, live_server, import_records):
+    run, pairs, editor = _instance(import_records)
+    problems, seen = [], 0
+    for language in ("fa", "zh-hans"):
+        page = _page(browser, live_server, editor, language)
+        places = [("queue", f"{reverse('review:queue')}?run={run.pk}", "table.queue tbody td")]
+        for script, pair in pairs.items():
+            places.append((f"pair-{script}", reverse("review:pair", args=[pair.pk]), ".doc-head h2"))
+            places.append((f"cluster-{script}", reverse("review:cluster", args=[run.pk, pair.cluster]),
+                           "#members td, .doc-head h2"))
+        for name, path, selector in places:
+            page.goto(live_server.url + path)
+            shot(page, f"titles-{name}-{language}")
+            for script in pairs:
+                for m in page.evaluate(CUT, [selector, FIRST[script], LAST[script]]):
+                    seen += 1
+                    if not m["first"] or m["last"]:
+                        problems.append(f"{language} {name}: a {script} title shows "
+                                        f"{'its end' if not m['first'] else 'whole'}: {m['box']}")
+    assert seen >= 16, seen
+    assert not problems, "\n".join(problems)
+
