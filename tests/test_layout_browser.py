@@ -171,3 +171,75 @@ def test_a_cut_title_shows_its_own_beginning_whatever_the_pages_direction(browse
     assert seen >= 16, seen
     assert not problems, "\n".join(problems)
 
+
+# --- a verdict word is never broken inside; the queue's free space goes to the titles ------------------------------
+
+# Every word (a run of non-spaces: نگه‌داشتن holds a zero-width non-joiner, not a space) of the elements' text,
+# with the lines it is drawn on.
+BROKEN_WORDS = """([selector]) => {
+  const broken = [];
+  for (const element of document.querySelectorAll(selector)) {
+    if (!element.checkVisibility()) continue;
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (const word of n.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(n, word.index); range.setEnd(n, word.index + word[0].length);
+        const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (tops.size > 1) broken.push(`${word[0]} on ${tops.size} lines in ${element.outerHTML.slice(0, 120)}`);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_verdict_word_is_never_broken_inside(browser, live_server, import_records):
+    run, pairs, editor = _instance(import_records)
+    broken = []
+    for language in ("fa", "zh-hans"):
+        for width in (1400, 1000):
+            page = _page(browser, live_server, editor, language, viewport=(width, 900))
+            page.goto(f"{live_server.url}{reverse('review:cluster', args=[run.pk, pairs['en'].cluster])}")
+            shot(page, f"words-cluster-{language}-{width}")
+            if language == "fa":  # Chinese has no spaces between words: any character may start a line
+                broken += page.evaluate(BROKEN_WORDS, ["#members th, label.pill, .verdict-bar .hint"])
+            page.goto(f"{live_server.url}{reverse('review:queue')}?run={run.pk}")
+            shot(page, f"words-queue-{language}-{width}")
+            if language == "fa":
+                broken += page.evaluate(BROKEN_WORDS, ["table.queue th, table.queue td.status-pending"])
+            # Kept whole, the words still leave the page its width: nothing drawn past its edge.
+            assert not page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth"), \
+                (language, width)
+    assert not broken, "\n".join(broken)
+
+
+# The queue's columns: each header's width, and the width its text takes on one line.
+COLUMNS = """() => [...document.querySelectorAll("table.queue thead th")].map(th => {
+  const range = document.createRange(); range.selectNodeContents(th);
+  const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
+  const cells = [...document.querySelectorAll(`table.queue tbody td:nth-child(${th.cellIndex + 1})`)];
+  const widest = Math.max(range.getBoundingClientRect().width, ...cells.map(td => {
+    const r = document.createRange(); r.selectNodeContents(td); return r.getBoundingClientRect().width; }));
+  const padding = parseFloat(getComputedStyle(th).paddingLeft) + parseFloat(getComputedStyle(th).paddingRight);
+  return {text: th.textContent.trim(), width: th.getBoundingClientRect().width, content: widest + padding, lines,
+          table: th.closest("table").getBoundingClientRect().width};
+})"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_queue_gives_its_free_space_to_the_titles(browser, live_server, import_records):
+    run, _, editor = _instance(import_records)
+    for language in ("fa", "zh-hans"):
+        page = _page(browser, live_server, editor, language)
+        page.goto(f"{live_server.url}{reverse('review:queue')}?run={run.pk}")
+        shot(page, f"queue-columns-{language}")
+        columns = page.evaluate(COLUMNS)
+        pair, *narrow = columns
+        signals = narrow.pop(3)
+        assert pair["width"] >= 0.4 * pair["table"], (language, columns)  # the title's column takes the free space
+        assert pair["width"] > signals["width"], (language, columns)
+        for column in narrow:  # the others as wide as their widest cell, their headers on one line
+            assert column["lines"] == 1 and column["width"] <= column["content"] + 2, (language, column)
+
