@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from screening.models import CandidatePair, Upload
 from tests.browser_helpers import CHROMIUM, SHOTS
-from tests.factories import PASSWORD, imported_run, reviewer
+from tests.factories import PASSWORD, copies, imported_run, reviewer
 from tests.test_signal_direction_browser import EN, FA
 
 pytestmark = [
@@ -37,9 +37,10 @@ RECORDS = [
 LOCALES = {"fa": "fa-IR", "zh-hans": "zh-CN"}
 
 
-def _instance(import_records):
-    run = imported_run(import_records, "layout", RECORDS, near=True)
-    pairs = {p.left.language: p for p in CandidatePair.objects.filter(run=run).select_related("left")}
+def _instance(import_records, more=()):
+    run = imported_run(import_records, "layout", [*RECORDS, *more], near=True)
+    pairs = {p.left.language: p for p in CandidatePair.objects.filter(run=run, left__doc_id__in=["en-v1", "fa-v1"])
+             .select_related("left")}
     assert set(pairs) == {"en", "fa"}, pairs
     return run, pairs, reviewer("erin-editor")
 
@@ -243,3 +244,29 @@ def test_the_queue_gives_its_free_space_to_the_titles(browser, live_server, impo
         for column in narrow:  # the others as wide as their widest cell, their headers on one line
             assert column["lines"] == 1 and column["width"] <= column["content"] + 2, (language, column)
 
+
+# --- a message never covers the page ----------------------------------------------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+def test_a_message_never_covers_the_evidence_and_can_be_dismissed(browser, live_server, import_records):
+    _, pairs, editor = _instance(import_records, more=copies(2, "layout"))
+    for language, script in (("fa", "en"), ("zh-hans", "fa")):
+        page = _page(browser, live_server, editor, language)  # decides a pair, and lands on the next
+        page.goto(f"{live_server.url}{reverse('review:pair', args=[pairs[script].pk])}")
+        page.keyboard.press("k")
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        message = page.locator(".messages li").first
+        message.wait_for()
+        shot(page, f"message-{language}")
+        box = message.bounding_box()
+        for covered in ("#pair-evidence", "#doc-left", "#doc-right", "#judge-form"):
+            other = page.locator(covered).bounding_box()
+            apart = (box["x"] + box["width"] <= other["x"] or other["x"] + other["width"] <= box["x"] or
+                     box["y"] + box["height"] <= other["y"] or other["y"] + other["height"] <= box["y"])
+            assert apart, (language, covered, box, other)
+        assert message.inner_text() in page.locator("[role=status]").inner_text()  # announced to screen readers
+        evidence = page.locator("#pair-evidence").bounding_box()["y"]
+        page.locator(".messages button.dismiss").first.click()
+        assert page.locator(".messages li").count() == 0
+        assert page.locator("#pair-evidence").bounding_box()["y"] < evidence  # the room it took is given back
