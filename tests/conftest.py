@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import django_rq
@@ -60,12 +61,24 @@ def queue():
     return q
 
 
+def _requests_finished(timeout: float = 10) -> None:
+    """Until no request thread of a live server is still finishing (closing its database connection after the
+    response went out): a work-horse forked while SQLite holds its lock in another thread waits for ever."""
+    import threading
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(
+            "process_request_thread" in thread.name for thread in threading.enumerate()):
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def run_worker(queue):
     """Run a real RQ worker in burst mode: it forks a work-horse per job, as in production."""
 
     def run() -> None:
         connections.close_all()  # the work-horse must open its own database connection
+        _requests_finished()
         worker = django_rq.get_worker("default", serializer="rq.serializers.JSONSerializer")
         worker.work(burst=True)
 
