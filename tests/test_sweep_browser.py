@@ -294,9 +294,9 @@ def test_every_page_reads_right_in_every_language_for_every_role(browser, live_s
                 page.wait_for_url(f"{live_server.url}/")
                 page.close()
                 for name, path in pages:
-                    # axe-core once a page in each real translation (its checks do not change with the role).
-                    axe = language in ("fa", "zh-hans") and not any(
-                        covered.get(name, {}).get(f"{language} {other}") == 200 for other in users)
+                    # axe-core on every page each role gets in each real translation: a page shows each role
+                    # its own parts (an admin's leases on the dashboard), each with its own faults.
+                    axe = language in ("fa", "zh-hans")
                     outcome, found = _sweep_one(context, live_server.url + path, language, direction, axe)
                     covered.setdefault(name, {})[f"{language} {role}"] = outcome
                     problems += [f"{language} {role} {name}: {f}" for f in found]
