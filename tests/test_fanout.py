@@ -144,18 +144,18 @@ def test_a_verification_chunk_that_fails_for_good_fails_the_run_with_no_pairs(im
 @pytest.mark.django_db(transaction=True)
 def test_a_fanned_out_run_does_the_exact_pass_once(import_records, queue, run_worker, settings, monkeypatch,
                                                    tmp_path):
-    from screening.runs import pipeline
+    from screening.runs import steps
 
     import_records("many", family_records(30, 4))
     settings.DEDUP_SIGN_CHUNK, settings.DEDUP_VERIFY_CHUNK = 30, 10
-    calls, original = tmp_path / "exact-pass-calls", pipeline.exact_pass
+    calls, original = tmp_path / "exact-pass-calls", steps.exact_step
 
-    def counted(run, report):  # the forked work-horses inherit this, and write where the test reads
+    def counted(spec, report=None):  # the forked work-horses inherit this, and write where the test reads
         with open(calls, "a") as out:
             out.write("x")
-        return original(run, report)
+        return original(spec, report)
 
-    monkeypatch.setattr(pipeline, "exact_pass", counted)
+    monkeypatch.setattr(steps, "exact_step", counted)
     run = runs.run_start(corpus=Corpus.objects.get(name="many"), options=runs.RunOptions(exact=True, near=True))
     run_worker()
     run.refresh_from_db()

@@ -577,9 +577,9 @@ def test_components_are_sorted_largest_first():
 
 def test_verification_chunks_keep_a_components_pairs_together_in_order_of_their_first_pair():
     pairs = sorted([(1, 50), (2, 3), (3, 60), (4, 5), (50, 70), (5, 90), (6, 7), (7, 80), (60, 61)])
-    chunks = cluster.chunks_by_component(pairs, 3)
+    chunks = cluster.chunks_by_component(np.array(pairs), 3)
     assert [len(c) for c in chunks] == [3, 3, 3]
-    ordered = [p for c in chunks for p in c]
+    ordered = [tuple(p) for c in chunks for p in c.tolist()]
     # {1, 50, 70} first (its first pair comes first), then {2, 3, 60, 61}, {4, 5, 90}, {6, 7, 80}.
     assert ordered == [(1, 50), (50, 70), (2, 3), (3, 60), (60, 61), (4, 5), (5, 90), (6, 7), (7, 80)]
-    assert cluster.chunks_by_component([], 3) == []
+    assert cluster.chunks_by_component(np.zeros((0, 2), dtype=np.int64), 3) == []

@@ -8,8 +8,6 @@ from django.db.models import Count, QuerySet
 
 from dedup_site.progress import StageProgress as Progress
 from screening.engine import contract
-from screening.models import ScreeningRun
-from screening.runs.lifecycle import documents_of
 
 READ_BATCH = 2000
 
@@ -51,10 +49,9 @@ def shared_digests(documents: QuerySet) -> QuerySet:
             .values_list("content_sha256", flat=True))
 
 
-def exact_pass(run: ScreeningRun, on_progress: Progress) -> ExactResult:
-    """Group the run's documents by doc-content-v1. The database groups the digests taken at import; only
+def exact_pass(documents: QuerySet, on_progress: Progress) -> ExactResult:
+    """Group these documents (a run's) by doc-content-v1. The database groups the digests taken at import; only
     documents that share a digest are read, and the contract compares their full bytes."""
-    documents = documents_of(run)
     shared = list(shared_digests(documents))
     singletons = documents.values("content_sha256").distinct().count() - len(shared)
     on_progress(0.2, "exact")

@@ -17,16 +17,19 @@ from dedup_site import progress
 from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import get_queue
 from screening.models import ScreeningRun
-from screening.runs import near, pipeline
+from screening.runs import near, pipeline, steps
 from screening.runs.exact import ExactResult
+from screening.runs.executors import InProcess
 from screening.runs.lifecycle import (
     STAGES,
+    documents_of,
     near_config_of,
     run_fail,
     run_mark_running,
+    spec_of,
     verification_key_check,
 )
-from screening.runs.publish import run_publish
+from screening.runs.publish import Outcome, run_publish
 from screening.runs.selectors import run_summary
 
 CHUNK_FAILED = "a chunk job failed for good"
@@ -84,7 +87,7 @@ def run_begin(*, run_id: int) -> str:
     """Start a run: fan its signing out to chunk jobs when it is large, else go straight to screening."""
     run = ScreeningRun.objects.get(pk=run_id)
     _connection().delete(_key(run_id, "workers"), _key(run_id, "verified"))  # from an earlier attempt
-    chunks = pipeline.sign_chunks(run)
+    chunks = _sign_chunks(run)
     if not chunks:
         return run_finish(run_id=run_id)
     run_mark_running(run=run)
@@ -92,9 +95,21 @@ def run_begin(*, run_id: int) -> str:
     return f"run {run_id}: signing in {len(chunks)} chunk jobs"
 
 
+def _sign_chunks(run: ScreeningRun) -> list[list[int]]:
+    """The run's unsigned documents in chunks for parallel signing jobs; [] when one job is enough."""
+    if not run.near:
+        return []
+    missing = list(documents_of(run).exclude(signatures__key=near_config_of(run).signature_key).order_by("pk")
+                   .values_list("pk", flat=True))
+    size = settings.DEDUP_SIGN_CHUNK
+    if len(missing) <= size:
+        return []
+    return [missing[i : i + size] for i in range(0, len(missing), size)]
+
+
 def sign_chunk(*, run_id: int, number: int, pks: list[int]) -> int:
     run = ScreeningRun.objects.get(pk=run_id)
-    computed = near.store_signatures(pks, near_config_of(run))
+    computed = steps.sign_step(spec_of(run), np.array(sorted(pks), dtype=np.int64)).computed
     _report_stages(run_id, {"exact": 0.0, "sign": _chunk_done(run_id, "sign")}, "sign")
     return computed
 
@@ -107,10 +122,13 @@ def run_finish(*, run_id: int) -> str:
         return run_summary(run)
     clock = pipeline.StageClock(_stage_reporter(run, run_id))
     try:
-        screened = pipeline.screen(run=run, report=clock.report, band_here=False)
-        if screened.outcome is None and screened.candidates is None:
+        verification_key_check(run)
+        if run.status != ScreeningRun.Status.RUNNING:
+            run_mark_running(run=run)
+        screened = pipeline.screen(spec_of(run), InProcess(), clock.report, band_all=False)
+        if run.near and screened.candidates is None:
             _stage_banding(run_id, screened, clock.seconds())
-            return f"run {run_id}: banding in {screened.plan.parts} partition jobs"
+            return f"run {run_id}: banding in {screened.parts} partition jobs"
         return _after_banding(run, screened, clock)
     except Exception:
         run_fail(run_id=run_id, error=traceback.format_exc(limit=8))
@@ -129,25 +147,31 @@ def _stage_reporter(run: ScreeningRun, run_id: int, done: tuple[str, ...] = ()) 
 
 def _after_banding(run: ScreeningRun, screened: pipeline.Screened, clock: pipeline.StageClock) -> str:
     """Verify here, or in chunk jobs when there are many candidates (a publishing job then ends the run)."""
-    if chunks := pipeline.verify_chunks(screened):
+    spec = spec_of(run)
+    if screened.candidates is None:
+        outcome = Outcome(screened.exact, screened.stats)
+    elif len(chunks := pipeline.verify_chunks(screened.candidates, spec.sizes.verify)) > 1:
         _stage(run.pk, screened, chunks, clock.seconds())
         return f"run {run.pk}: verifying in {len(chunks)} chunk jobs"
-    run = pipeline.finish(run=run, screened=screened, clock=clock, workers=lambda: _workers(run.pk))
+    else:
+        outcome = pipeline.verify(spec, InProcess(), screened, clock.report)
+    outcome.seconds = clock.seconds()
+    run = run_publish(run=run, outcome=outcome, workers=lambda: _workers(run.pk), report=clock.report)
     return run_summary(run)
 
 
 def _stage_banding(run_id: int, screened: pipeline.Screened, seconds: dict[str, float]) -> None:
     """Keep what the banding jobs and the gathering job need (the exact groups, the plan) and queue a banding
     job per partition of band keys."""
-    plan, connection = screened.plan, _connection()
+    connection = _connection()
     connection.delete(_key(run_id, "banded"))
-    connection.set(_key(run_id, "template"), plan.template.astype("<u8").tobytes(), ex=progress.TTL)
+    connection.set(_key(run_id, "template"), screened.template.astype("<u8").tobytes(), ex=progress.TTL)
     connection.set(_key(run_id, "banding"), json.dumps({
-        "parts": plan.parts, "stats": plan.stats, "run_stats": screened.stats, "seconds": seconds, "at": time.time(),
-        "exact": screened.exact.as_json(),
+        "parts": screened.parts, "stats": screened.near_stats, "run_stats": screened.stats, "seconds": seconds,
+        "at": time.time(), "exact": screened.exact.as_json(),
     }), ex=progress.TTL)
-    _fan_out(run_id, "screening.jobs.band_part_job", list(range(plan.parts)), then="screening.jobs.run_gather_job",
-             phase="band")
+    _fan_out(run_id, "screening.jobs.band_part_job", list(range(screened.parts)),
+             then="screening.jobs.run_gather_job", phase="band")
 
 
 def _staged(run_id: int, name: str) -> dict:
@@ -166,8 +190,9 @@ def band_part(*, run_id: int, number: int, part: int) -> int:
     """Band one partition of the run's band keys over all its documents; the candidates found go to Redis."""
     run = ScreeningRun.objects.get(pk=run_id)
     staged = _staged(run_id, "banding")
-    pks = pipeline.representatives_of(run, ExactResult.from_json(staged["exact"]).duplicates)
-    pairs, _ = near.band_part(pks, near_config_of(run), part, staged["parts"])
+    spec = spec_of(run)
+    pks = steps.representatives(spec, ExactResult.from_json(staged["exact"]).duplicates)
+    pairs = steps.band_step(spec, pks, part, staged["parts"])
     connection = get_current_job().connection
     # Keyed by partition: a partition banded twice (retried after a kill) leaves one result.
     connection.hset(_key(run_id, "banded"), str(part), pairs.astype("<i8").tobytes())
@@ -186,10 +211,10 @@ def run_gather(*, run_id: int) -> str:
         banded = _connection().hgetall(_key(run_id, "banded"))
         if len(banded) != staged["parts"]:
             raise RuntimeError(f"{len(banded)} of the run's {staged['parts']} banding partitions are in Redis")
-        plan = near.BandPlan(_template(run_id), staged["parts"], staged["stats"])
-        screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"], plan=plan)
-        screened.candidates = near.candidates_of(
-            [np.frombuffer(value, dtype="<i8").reshape(-1, 2) for value in banded.values()], plan)
+        screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"],
+                                     template=_template(run_id), parts=staged["parts"], near_stats=staged["stats"])
+        screened.candidates = pipeline.candidates_of(
+            [np.frombuffer(value, dtype="<i8").reshape(-1, 2) for value in banded.values()], screened)
         clock = pipeline.StageClock(_stage_reporter(run, run_id, done=("exact", "sign", "band")), staged["seconds"])
         clock.began["band"] = time.perf_counter() - (time.time() - staged["at"])  # banding began when staged
         _connection().delete(_key(run_id, "banded"))
@@ -210,26 +235,21 @@ def _stage(run_id: int, screened: pipeline.Screened, chunks: list, seconds: dict
         "candidates": len(found.pairs), "stats": found.stats, "run_stats": screened.stats, "seconds": seconds,
         "at": time.time(), "exact": screened.exact.as_json(),
     }), ex=progress.TTL)
-    _fan_out(run_id, "screening.jobs.verify_chunk_job", chunks, then="screening.jobs.run_publish_job",
-             phase="verify")
+    _fan_out(run_id, "screening.jobs.verify_chunk_job", [chunk.tolist() for chunk in chunks],
+             then="screening.jobs.run_publish_job", phase="verify")
 
 
 def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
     run = ScreeningRun.objects.get(pk=run_id)
-    verification_key_check(run)
     connection = get_current_job().connection
-    template = _template(run_id)
-    cpu = time.process_time()  # the chunk's verification CPU, summed over chunks beside the wall-clock seconds
-    found, below_floor = near.verify_chunk([tuple(p) for p in pairs], template, near_config_of(run),
-                                           lambda fraction, stage: None)
-    cpu = time.process_time() - cpu
+    verified = steps.verify_step(spec_of(run), np.array(pairs, dtype=np.int64).reshape(-1, 2), _template(run_id))
     # Keyed by chunk number: a chunk run twice (retried after a kill) leaves one result.
     connection.hset(_key(run_id, "verified"), str(number), json.dumps(
-        {"pairs": [p.as_row() for p in found], "below_floor": below_floor, "cpu": cpu}))
+        {"pairs": [p.as_row() for p in verified.pairs], "below_floor": verified.below_floor, "cpu": verified.cpu}))
     connection.expire(_key(run_id, "verified"), progress.TTL)
     _report_stages(run_id, {"exact": 1.0, "sign": 1.0, "band": 1.0, "verify": _chunk_done(run_id, "verify")},
                    "verify")
-    return len(found)
+    return len(verified.pairs)
 
 
 def run_publish_staged(*, run_id: int) -> str:
@@ -252,7 +272,7 @@ def run_publish_staged(*, run_id: int) -> str:
         doc_ids = near.doc_ids_of({pk for p in pairs for pk in (p.left, p.right)})
         screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"])
         outcome = pipeline.outcome_of(screened, pairs, sum(chunk["below_floor"] for chunk in chunks),
-                                      near_config_of(run), doc_ids, staged["candidates"],
+                                      spec_of(run), doc_ids, staged["candidates"],
                                       {**staged["stats"], "verify_cpu_seconds": round(
                                           sum(chunk.get("cpu", 0.0) for chunk in chunks), 3)})
         outcome.seconds = dict(staged["seconds"], verify=round(time.time() - staged["at"], 3))

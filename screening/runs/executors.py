@@ -1,0 +1,34 @@
+"""Who runs a run's steps. The driver hands an executor a step and its tasks (the arguments of each call) and
+reads the results back in the order of the tasks, as they come: it holds no more than the results it keeps.
+
+`InProcess` runs them here, one after the other: small corpora, the tests' quick path, `screen --sync`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol
+
+
+class Executor(Protocol):
+    local: bool  # the tasks run in the driver's own process
+
+    def map(self, step: Callable[..., Any], tasks: Iterable[tuple]) -> Iterator[Any]:
+        """step(*task) for each task, the results in the order of the tasks."""
+        ...
+
+    def places(self) -> list[str]:
+        """Where the tasks ran (recorded with the run's results)."""
+        ...
+
+
+class InProcess:
+    """Each task in this process, when the driver asks for its result: one task's data at a time."""
+
+    local = True
+
+    def map(self, step: Callable[..., Any], tasks: Iterable[tuple]) -> Iterator[Any]:
+        for task in tasks:
+            yield step(*task)
+
+    def places(self) -> list[str]:
+        return []  # the run's own process: nothing to name beside it

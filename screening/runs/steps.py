@@ -1,0 +1,119 @@
+"""The steps of a run: plain functions over data, each given the run's spec and its part of the work, each reading
+what it needs of the documents from the database itself. None reports progress, reads a setting, touches Redis
+or knows where it runs: an executor runs them (here, or in another process or machine), the driver
+(`pipeline`) puts them in order and owns the run's state.
+
+    exact_step → sign_step (a slice of representatives each) → template_step → band_step (a partition of
+    band keys each) → verify_step (a chunk of candidates each, whole components together)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from screening.engine import explain, lsh
+from screening.models import Document
+from screening.runs import near
+from screening.runs.exact import ExactResult, exact_pass
+from screening.runs.lifecycle import RunRefused
+from screening.runs.spec import RunSpec
+
+
+def documents(spec: RunSpec):
+    """The run's documents: those of the uploads in its manifest (later uploads are not part of it)."""
+    return Document.objects.filter(corpus_id=spec.corpus, upload_id__in=spec.uploads)
+
+
+def exact_step(spec: RunSpec, report=None) -> ExactResult:
+    """The exact groups (doc-content-v1) of the run's documents: the database groups the digests."""
+    return exact_pass(documents(spec), report or (lambda fraction, stage: None))
+
+
+def representatives(spec: RunSpec, duplicates: set[int]) -> np.ndarray:
+    """The pks of the run's documents that the near pass signs, sorted: all but the exact copies of another
+    (8 bytes a document)."""
+    pks = np.fromiter(documents(spec).order_by("pk").values_list("pk", flat=True).iterator(10_000), dtype=np.int64)
+    if duplicates:
+        pks = pks[~np.isin(pks, np.fromiter(duplicates, dtype=np.int64, count=len(duplicates)))]
+    return pks
+
+
+@dataclass
+class Signed:
+    """What signing a slice of representatives did: how many were signed now, how many have no shingle."""
+
+    computed: int = 0
+    empty: int = 0
+
+    def __add__(self, other: Signed) -> Signed:
+        return Signed(self.computed + other.computed, self.empty + other.empty)
+
+
+def sign_step(spec: RunSpec, pks: np.ndarray) -> Signed:
+    """Sign these documents (`pks` sorted) that have no stored signature under the run's configuration and
+    store what is computed (a task run twice stores nothing twice): the one way a run signs."""
+    config, done = spec.near, Signed()
+    for start in range(0, len(pks), near.BAND_READ):
+        chunk = pks[start : start + near.BAND_READ].tolist()
+        stored = near.stored_counts(chunk, config)
+        done.empty += sum(1 for count in stored.values() if not count)
+        for part in near.batches([pk for pk in chunk if pk not in stored]):
+            rows = [row for row, _ in near.compute_signatures(part, config)]
+            near.insert_signatures(rows, config)
+            done.computed += len(rows)
+            done.empty += sum(1 for row in rows if not row.shingle_count)
+    return done
+
+
+def template_step(spec: RunSpec, pks: np.ndarray, signed: int) -> np.ndarray:
+    """The shingle hashes frequent enough across the run's `signed` documents to count as template, estimated
+    from a sample of its representatives."""
+    config = spec.near
+    sample = [h for h in near.hashes_for(sorted(near.template_sample(pks.tolist())), config).values() if h.size]
+    return explain.template_hashes(sample, signed, config.template_share, config.template_min_docs)
+
+
+def band_step(spec: RunSpec, pks: np.ndarray, part: int, parts: int) -> np.ndarray:
+    """The candidate pairs (document pks, smaller first, sorted) of partition `part` of `parts` of the band keys
+    of these documents' stored signatures (`pks` sorted). Holds the partition's keys, never the signatures."""
+    config = spec.near
+    bander = lsh.Bander(config.bands, config.rows, part, parts)
+    for found, signatures in near.signature_batches(pks, config):
+        bander.add(signatures, found)
+    return bander.pairs()
+
+
+def candidates_merged(found: list[np.ndarray]) -> np.ndarray:
+    """The candidates of every partition, as one sorted (n, 2) array of document pks."""
+    return np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, 2), dtype=np.int64)
+
+
+@dataclass
+class Verified:
+    """What verifying a chunk of candidates found: the pairs at or above the storage floor (with their evidence),
+    how many fell below it, the doc_ids of their documents and the CPU seconds it took."""
+
+    pairs: list[near.NearPair] = field(default_factory=list)
+    below_floor: int = 0
+    doc_ids: dict[int, str] = field(default_factory=dict)
+    cpu: float = 0.0
+
+
+def verify_step(spec: RunSpec, pairs: np.ndarray, template: np.ndarray) -> Verified:
+    """Exact Jaccard, template scores and evidence of these candidates (document pks, an (n, 2) array); the
+    documents they involve are read here, a batch a query."""
+    key = near.verify_key().fingerprint
+    if spec.verification_key and spec.verification_key != key:
+        # Scores and template shingles hashed with another key would silently disagree with the run's.
+        raise RunRefused(f"run {spec.run} was started with verification key {spec.verification_key}, but this "
+                         f"worker's is {key}: give every web and worker process the same DJANGO_SECRET_KEY")
+    near.warmed()
+    cpu = time.process_time()
+    doc_ids: dict[int, str] = {}
+    found, below_floor = near.verify_chunk([(int(a), int(b)) for a, b in pairs.tolist()], template, spec.near,
+                                           lambda fraction, stage: None, doc_ids)
+    return Verified(found, below_floor, {pk: doc_ids[pk] for p in found for pk in (p.left, p.right)},
+                    time.process_time() - cpu)
