@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from screening import runs
-from screening.models import Corpus, DocumentSignature
+from screening.models import CandidatePair, Corpus, DocumentSignature, StagedPair
 from screening.runs import pipeline, steps
 from screening.runs.executors import InProcess
 from screening.runs.lifecycle import spec_of
@@ -95,4 +95,71 @@ def test_a_step_refuses_to_verify_with_another_verification_key(import_records):
     spec = spec_of(_run("many", exact=True, near=True))
     other = RunSpec.from_dict({**spec.as_dict(), "verification_key": "0" * 16})
     with pytest.raises(runs.RunRefused, match="DJANGO_SECRET_KEY"):
-        steps.verify_step(other, np.array([[1, 2]], dtype=np.int64), np.zeros(0, dtype=np.uint64))
+        steps.verify_step(other, 0, np.array([[1, 2]], dtype=np.int64), np.zeros(0, dtype=np.uint64))
+
+
+class Backwards(InProcess):
+    """Runs a step's tasks last first (as tasks on other machines may end), then gives the results in order."""
+
+    def map(self, step, tasks):
+        tasks = list(tasks)
+        return iter(reversed([step(*task) for task in reversed(tasks)]))
+
+
+def _published_order(run) -> list[tuple[str, str]]:
+    return [(p.left.doc_id, p.right.doc_id) for p in run.pairs.select_related("left", "right").order_by("pk")]
+
+
+@pytest.mark.django_db
+def test_pairs_are_published_in_one_order_whatever_order_their_chunks_were_verified_in(import_records, settings):
+    records = family_records(30, 4)
+    # doc_ids whose byte order differs from a language's collation (PostgreSQL's default): upper case first
+    for record in records[::3]:
+        record["doc_id"] = record["doc_id"].upper()
+    import_records("ahead", records)
+    import_records("behind", records)
+    settings.DEDUP_VERIFY_CHUNK = 10
+    ahead = pipeline.drive(run=_run("ahead", exact=True, near=True), executor=InProcess())
+    behind = pipeline.drive(run=_run("behind", exact=True, near=True), executor=Backwards())
+    order = _published_order(ahead)
+    assert order == _published_order(behind) and len(order) > 50
+    near = [(p.jaccard, p.left.doc_id, p.right.doc_id)
+            for p in ahead.pairs.filter(pass_name="near").select_related("left", "right").order_by("pk")]
+    assert near == sorted(near, key=lambda p: (-p[0], p[1], p[2]))  # Python's order of strings: code points
+    def clusters(run):
+        return {(p.left.doc_id, p.right.doc_id): p.cluster for p in run.pairs.select_related("left", "right")}
+
+    assert clusters(ahead) == clusters(behind)
+    assert all(number is not None for (left, right), number in clusters(ahead).items()
+               if ahead.pairs.get(left__doc_id=left, right__doc_id=right).jaccard >= 0.7)
+
+
+@pytest.mark.django_db
+def test_a_verification_task_run_again_replaces_its_staged_pairs(import_records):
+    import_records("many", family_records(6, 4))
+    spec = spec_of(_run("many", exact=True, near=True))
+    pks = steps.representatives(spec, set())
+    steps.sign_step(spec, pks)
+    candidates = steps.candidates_merged([steps.band_step(spec, pks, 0, 1)])
+    template = steps.template_step(spec, pks, len(pks))
+    first = steps.verify_step(spec, 0, candidates, template)
+    again = steps.verify_step(spec, 0, candidates, template)
+    assert first.stored == again.stored > 5
+    assert StagedPair.objects.filter(run_id=spec.run).count() == first.stored
+
+
+@pytest.mark.django_db
+def test_a_run_that_fails_while_publishing_shows_no_pair_and_keeps_none_staged(import_records, monkeypatch):
+    import_records("many", family_records(6, 4))
+    from screening.runs import publish
+
+    def broken(*args):
+        raise RuntimeError("forced failure while publishing")
+
+    monkeypatch.setattr(publish, "_publish_near", broken)
+    run = _run("many", exact=True, near=True)
+    with pytest.raises(RuntimeError, match="forced failure"):
+        pipeline.run_execute(run=run)
+    runs.run_fail(run_id=run.pk, error="forced failure")  # as the job's failure callback does
+    assert not CandidatePair.objects.filter(run=run).exists() and not run.clusters.exists()
+    assert not StagedPair.objects.filter(run=run).exists()

@@ -16,8 +16,8 @@ from rq import Callback, Retry, get_current_job
 from dedup_site import progress
 from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import get_queue
-from screening.models import ScreeningRun
-from screening.runs import near, pipeline, steps
+from screening.models import ScreeningRun, StagedPair
+from screening.runs import pipeline, steps
 from screening.runs.exact import ExactResult
 from screening.runs.executors import InProcess
 from screening.runs.lifecycle import (
@@ -87,6 +87,7 @@ def run_begin(*, run_id: int) -> str:
     """Start a run: fan its signing out to chunk jobs when it is large, else go straight to screening."""
     run = ScreeningRun.objects.get(pk=run_id)
     _connection().delete(_key(run_id, "workers"), _key(run_id, "verified"))  # from an earlier attempt
+    StagedPair.objects.filter(run_id=run_id).delete()
     chunks = _sign_chunks(run)
     if not chunks:
         return run_finish(run_id=run_id)
@@ -242,14 +243,16 @@ def _stage(run_id: int, screened: pipeline.Screened, chunks: list, seconds: dict
 def verify_chunk(*, run_id: int, number: int, pairs: list[list[int]]) -> int:
     run = ScreeningRun.objects.get(pk=run_id)
     connection = get_current_job().connection
-    verified = steps.verify_step(spec_of(run), np.array(pairs, dtype=np.int64).reshape(-1, 2), _template(run_id))
+    verified = steps.verify_step(spec_of(run), number, np.array(pairs, dtype=np.int64).reshape(-1, 2),
+                                 _template(run_id))
     # Keyed by chunk number: a chunk run twice (retried after a kill) leaves one result.
-    connection.hset(_key(run_id, "verified"), str(number), json.dumps(
-        {"pairs": [p.as_row() for p in verified.pairs], "below_floor": verified.below_floor, "cpu": verified.cpu}))
+    connection.hset(_key(run_id, "verified"), str(number), json.dumps({
+        "stored": verified.stored, "below_floor": verified.below_floor, "histogram": verified.histogram.tolist(),
+        "edges": verified.edges.tolist(), "cpu": verified.cpu}))
     connection.expire(_key(run_id, "verified"), progress.TTL)
     _report_stages(run_id, {"exact": 1.0, "sign": 1.0, "band": 1.0, "verify": _chunk_done(run_id, "verify")},
                    "verify")
-    return len(verified.pairs)
+    return verified.stored
 
 
 def run_publish_staged(*, run_id: int) -> str:
@@ -268,13 +271,12 @@ def run_publish_staged(*, run_id: int) -> str:
             _report_stages(run_id, stages, stage)
 
     try:
-        pairs = [near.NearPair(*p) for chunk in chunks for p in chunk["pairs"]]
-        doc_ids = near.doc_ids_of({pk for p in pairs for pk in (p.left, p.right)})
+        verified = steps.Verified()
+        for chunk in chunks:
+            verified += steps.Verified(chunk["stored"], chunk["below_floor"], np.array(chunk["histogram"]),
+                                       np.array(chunk["edges"], dtype=np.int64).reshape(-1, 2), chunk["cpu"])
         screened = pipeline.Screened(ExactResult.from_json(staged["exact"]), staged["run_stats"])
-        outcome = pipeline.outcome_of(screened, pairs, sum(chunk["below_floor"] for chunk in chunks),
-                                      spec_of(run), doc_ids, staged["candidates"],
-                                      {**staged["stats"], "verify_cpu_seconds": round(
-                                          sum(chunk.get("cpu", 0.0) for chunk in chunks), 3)})
+        outcome = pipeline.outcome_of(screened, verified, staged["candidates"], staged["stats"])
         outcome.seconds = dict(staged["seconds"], verify=round(time.time() - staged["at"], 3))
         run = run_publish(run=run, outcome=outcome, workers=lambda: _workers(run_id), report=report)
     except Exception:

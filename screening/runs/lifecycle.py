@@ -18,7 +18,7 @@ from dedup_site import accounts, background
 from dedup_site.trail import trail_record
 from screening.engine import contract
 from screening.engine.minhash import NearConfig
-from screening.models import Corpus, Document, ScreeningRun, Upload
+from screening.models import Corpus, Document, ScreeningRun, StagedPair, Upload
 from screening.runs.near import verify_key
 from screening.runs.spec import RunSpec, Sizes
 from screening.vocabulary import RunState
@@ -144,8 +144,10 @@ def run_retry(*, run: ScreeningRun) -> ScreeningRun:
 
 
 def run_fail(*, run_id: int, error: str) -> None:
-    """Mark the run failed (it shows nothing: results are written only on success) and say why."""
+    """Mark the run failed (it shows nothing: results are written only on success) and say why; the pairs its
+    tasks staged go."""
     background.mark_failed(ScreeningRun, run_id, error, final=(ScreeningRun.Status.COMPLETE,))
+    StagedPair.objects.filter(run_id=run_id).delete()
 
 
 def run_mark_running(*, run: ScreeningRun) -> None:

@@ -46,18 +46,6 @@ class NearPair:
     signals: list[list[str]] = field(default_factory=list)  # [[kind, left, right], ...]
     evidence: dict = field(default_factory=dict)  # screening.engine.evidence.Evidence.as_dict()
 
-    def as_row(self) -> tuple:
-        """The fields in order, for JSON (NearPair(*row) again): dataclasses.astuple deep-copies the evidence
-        and signals."""
-        return (self.left, self.right, self.jaccard, self.estimate, self.template_share,
-                self.jaccard_without_template, self.signals, self.evidence)
-
-
-@dataclass
-class NearResult:
-    pairs: list[NearPair] = field(default_factory=list)
-    stats: dict = field(default_factory=dict)
-
 
 def batches(items: list, size: int = BATCH):
     for start in range(0, len(items), size):
@@ -326,17 +314,6 @@ def _estimates(minhashes: np.ndarray, ends: np.ndarray, num_perm: int) -> list[f
     return (np.count_nonzero(same, axis=1) / num_perm).tolist()
 
 
-def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: minhash.NearConfig, **stats
-            ) -> NearResult:
-    scores = np.array([p.jaccard for p in pairs], dtype=float)
-    histogram, _ = np.histogram(scores, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
-    return NearResult(pairs, {
-        **stats, "lsh_candidates": candidates, "verified": candidates, "stored": len(pairs),
-        "below_floor": below_floor, "at_or_above_threshold": int((scores >= config.threshold).sum()),
-        "histogram": histogram.tolist(),
-    })
-
-
 @dataclass
 class Candidates:
     """The LSH candidates of a run, ready to verify (in chunks of whole components)."""
@@ -408,20 +385,10 @@ def _verify_warm() -> None:
 
 
 def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: minhash.NearConfig,
-                 report: Progress, doc_ids: dict[int, str] | None = None) -> tuple[list[NearPair], int]:
-    """Verify some candidate pairs on their own: what they need of their documents comes from the database
-    (the doc_ids are also put in `doc_ids`, when given)."""
+                 report: Progress) -> tuple[list[NearPair], int]:
+    """Verify some candidate pairs on their own: what they need of their documents comes from the database."""
     docs = involved_documents(sorted({pk for pair in pairs for pk in pair}), config)
-    if doc_ids is not None:
-        doc_ids.update(docs.doc_ids)
     return _verify(pairs, docs, template, config, report)
-
-
-def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats: dict, config: minhash.NearConfig,
-                doc_ids: dict[int, str]) -> NearResult:
-    """Verified pairs (from one job or gathered from chunks) as the run's near result, in a fixed order."""
-    pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
-    return _result(pairs, below_floor, candidates, config, **stats)
 
 
 @dataclass

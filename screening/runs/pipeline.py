@@ -16,7 +16,7 @@ import numpy as np
 
 from dedup_site.progress import StageProgress as Progress
 from screening.engine import cluster, lsh
-from screening.models import Corpus, ScreeningRun
+from screening.models import Corpus, ScreeningRun, StagedPair
 from screening.runs import near, steps
 from screening.runs.exact import ExactResult
 from screening.runs.executors import Executor, InProcess
@@ -130,32 +130,27 @@ def verify_chunks(candidates: near.Candidates, size: int) -> list[np.ndarray]:
 
 
 def verify(spec: RunSpec, executor: Executor, screened: Screened, report: Progress) -> Outcome:
-    """Every candidate verified, a chunk a task: the run's outcome, ready to publish."""
+    """Every candidate verified, a chunk a task, which stages the pairs it keeps in the database: the run's
+    outcome, ready to publish."""
     found = screened.candidates
     chunks = verify_chunks(found, spec.sizes.verify)
     if executor.local:
         near.warmed()  # the kernels load once a process, before the stage's clock: no candidate's verification
     report(0.0, "verify")
-    pairs: list[near.NearPair] = []
-    below_floor, cpu, doc_ids = 0, 0.0, {}
-    tasks = ((spec, chunk, found.template) for chunk in chunks)
-    for done, verified in enumerate(executor.map(steps.verify_step, tasks), start=1):
-        pairs += verified.pairs
-        below_floor += verified.below_floor
-        doc_ids.update(verified.doc_ids)
-        cpu += verified.cpu
+    verified = steps.Verified()
+    tasks = ((spec, number, chunk, found.template) for number, chunk in enumerate(chunks))
+    for done, part in enumerate(executor.map(steps.verify_step, tasks), start=1):
+        verified += part
         report(done / len(chunks), "verify")
     report(1.0, "verify")
-    # Verification's CPU beside its wall-clock seconds: on a busy machine the seconds say more of the rest.
-    return outcome_of(screened, pairs, below_floor, spec, doc_ids, len(found.pairs),
-                      {**found.stats, "verify_cpu_seconds": round(cpu, 3)})
+    return outcome_of(screened, verified, len(found.pairs), found.stats)
 
 
-def outcome_of(screened: Screened, pairs: list[near.NearPair], below_floor: int, spec: RunSpec,
-               doc_ids: dict[int, str], candidates: int, stats: dict) -> Outcome:
+def outcome_of(screened: Screened, verified: steps.Verified, candidates: int, stats: dict) -> Outcome:
     """The run's outcome once its candidates are verified (`stats`: the signing's and banding's figures)."""
-    result = near.near_result(pairs, below_floor, candidates, stats, spec.near, doc_ids)
-    return Outcome(screened.exact, {**screened.stats, "near": result.stats}, result, screened.index_update, doc_ids)
+    # Verification's CPU beside its wall-clock seconds: on a busy machine the seconds say more of the rest.
+    return Outcome(screened.exact, {**screened.stats, "near": {**stats, **verified.stats(candidates)}},
+                   verified.edges, screened.index_update)
 
 
 def drive(*, run: ScreeningRun, executor: Executor, on_progress: Progress | None = None) -> ScreeningRun:
@@ -166,6 +161,7 @@ def drive(*, run: ScreeningRun, executor: Executor, on_progress: Progress | None
     verification_key_check(run)
     spec = spec_of(run)
     run_mark_running(run=run)
+    StagedPair.objects.filter(run=run).delete()  # an earlier attempt's
     clock = StageClock(on_progress)
     screened = screen(spec, executor, clock.report)
     if screened.candidates is None:

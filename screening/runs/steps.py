@@ -16,10 +16,11 @@ import numpy as np
 
 from screening.engine import explain, lsh
 from screening.models import Document
-from screening.runs import near
+from screening.runs import near, publish
 from screening.runs.exact import ExactResult, exact_pass
 from screening.runs.lifecycle import RunRefused
 from screening.runs.spec import RunSpec
+from screening.suggestions import suggester_for
 
 
 def documents(spec: RunSpec):
@@ -93,18 +94,31 @@ def candidates_merged(found: list[np.ndarray]) -> np.ndarray:
 
 @dataclass
 class Verified:
-    """What verifying a chunk of candidates found: the pairs at or above the storage floor (with their evidence),
-    how many fell below it, the doc_ids of their documents and the CPU seconds it took."""
+    """What verifying candidates found, added up over chunks: how many pairs were stored (staged) and how many
+    fell below the storage floor, the scores' histogram, the pairs at or above the threshold (the clusters'
+    edges, an (n, 2) array of document pks) and the CPU seconds it took."""
 
-    pairs: list[near.NearPair] = field(default_factory=list)
+    stored: int = 0
     below_floor: int = 0
-    doc_ids: dict[int, str] = field(default_factory=dict)
+    histogram: np.ndarray = field(default_factory=lambda: np.zeros(near.HISTOGRAM_BINS, dtype=np.int64))
+    edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
     cpu: float = 0.0
 
+    def __add__(self, other: Verified) -> Verified:
+        return Verified(self.stored + other.stored, self.below_floor + other.below_floor,
+                        self.histogram + other.histogram, np.concatenate([self.edges, other.edges]),
+                        self.cpu + other.cpu)
 
-def verify_step(spec: RunSpec, pairs: np.ndarray, template: np.ndarray) -> Verified:
-    """Exact Jaccard, template scores and evidence of these candidates (document pks, an (n, 2) array); the
-    documents they involve are read here, a batch a query."""
+    def stats(self, candidates: int) -> dict:
+        return {"lsh_candidates": candidates, "verified": candidates, "stored": self.stored,
+                "below_floor": self.below_floor, "at_or_above_threshold": len(self.edges),
+                "histogram": self.histogram.tolist(), "verify_cpu_seconds": round(self.cpu, 3)}
+
+
+def verify_step(spec: RunSpec, chunk: int, pairs: np.ndarray, template: np.ndarray) -> Verified:
+    """Exact Jaccard, template scores and evidence of these candidates (document pks, an (n, 2) array), the
+    documents they involve read here a batch a query; the pairs at or above the storage floor are staged in the
+    database as chunk `chunk` of the run, with the verdicts their evidence suggests."""
     key = near.verify_key().fingerprint
     if spec.verification_key and spec.verification_key != key:
         # Scores and template shingles hashed with another key would silently disagree with the run's.
@@ -112,8 +126,12 @@ def verify_step(spec: RunSpec, pairs: np.ndarray, template: np.ndarray) -> Verif
                          f"worker's is {key}: give every web and worker process the same DJANGO_SECRET_KEY")
     near.warmed()
     cpu = time.process_time()
-    doc_ids: dict[int, str] = {}
     found, below_floor = near.verify_chunk([(int(a), int(b)) for a, b in pairs.tolist()], template, spec.near,
-                                           lambda fraction, stage: None, doc_ids)
-    return Verified(found, below_floor, {pk: doc_ids[pk] for p in found for pk in (p.left, p.right)},
-                    time.process_time() - cpu)
+                                           lambda fraction, stage: None)
+    publish.stage_pairs(run_id=spec.run, chunk=chunk,
+                        rows=publish.staged_rows(spec.run, chunk, found, suggester_for(spec.corpus)))
+    scores = np.array([p.jaccard for p in found], dtype=float)
+    histogram, _ = np.histogram(scores, bins=near.HISTOGRAM_BINS, range=(0.0, 1.0))
+    edges = np.array([(p.left, p.right) for p in found if p.jaccard >= spec.near.threshold],
+                     dtype=np.int64).reshape(-1, 2)
+    return Verified(len(found), below_floor, histogram.astype(np.int64), edges, time.process_time() - cpu)
