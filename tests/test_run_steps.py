@@ -16,7 +16,7 @@ from screening.runs.executors import InProcess
 from screening.runs.lifecycle import spec_of
 from screening.runs.spec import RunSpec
 from tests.factories import completed_run
-from tests.test_fanout import evidence, family_records, pairs
+from tests.families import evidence, family_records, pairs
 
 
 class Recording(InProcess):

@@ -31,16 +31,6 @@ class ExactResult:
         """(member, representative) document pks: the exact pairs."""
         return [(self.doc_pks[m.doc_id], self.doc_pks[g.representative]) for g in self.groups for m in g.members[1:]]
 
-    def as_json(self) -> dict:
-        return {"singletons": self.singletons, "doc_pks": self.doc_pks, "groups": [
-            [g.representative, g.digest, g.length, [[m.doc_id, m.source_id] for m in g.members]] for g in self.groups]}
-
-    @classmethod
-    def from_json(cls, data: dict) -> ExactResult:
-        groups = [contract.Group(rep, digest, length, tuple(contract.Member(*m) for m in members))
-                  for rep, digest, length, members in data["groups"]]
-        return cls(groups, data["singletons"], data["doc_pks"])
-
 
 def shared_digests(documents: QuerySet) -> QuerySet:
     """The digests two or more of these documents share, in order (from the index document_digest_idx

@@ -1,7 +1,8 @@
 """Who runs a run's steps. The driver hands an executor a step and its tasks (the arguments of each call) and
 reads the results back in the order of the tasks, as they come: it holds no more than the results it keeps.
 
-`InProcess` runs them here, one after the other: small corpora, the tests' quick path, `screen --sync`."""
+`InProcess` runs them here, one after the other: small corpora, the tests' quick path; `RayExecutor`
+(dedup_site.ray_cluster) on a Ray cluster, or a Ray started on this machine."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ class Executor(Protocol):
         """Where the tasks ran (recorded with the run's results)."""
         ...
 
+    def close(self) -> None:
+        """Let go of what the executor started."""
+        ...
+
 
 class InProcess:
     """Each task in this process, when the driver asks for its result: one task's data at a time."""
@@ -32,3 +37,6 @@ class InProcess:
 
     def places(self) -> list[str]:
         return []  # the run's own process: nothing to name beside it
+
+    def close(self) -> None:
+        pass

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 import numpy as np
+from django.conf import settings
+from django.db import connection
 
+from dedup_site import progress, ray_cluster
 from dedup_site.progress import StageProgress as Progress
 from screening.engine import cluster, lsh
 from screening.models import Corpus, ScreeningRun, StagedPair
 from screening.runs import near, steps
 from screening.runs.exact import ExactResult
 from screening.runs.executors import Executor, InProcess
-from screening.runs.lifecycle import run_mark_running, spec_of, verification_key_check
+from screening.runs.lifecycle import STAGES, run_mark_running, spec_of, verification_key_check
 from screening.runs.publish import Outcome, run_publish
 from screening.runs.spec import RunSpec
 
@@ -169,9 +173,57 @@ def drive(*, run: ScreeningRun, executor: Executor, on_progress: Progress | None
     else:
         outcome = verify(spec, executor, screened, clock.report)
     outcome.seconds = clock.seconds()
-    return run_publish(run=run, outcome=outcome, workers=executor.places, report=clock.report)
+    return run_publish(run=run, outcome=outcome, nodes=executor.places, report=clock.report)
 
 
-def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None) -> ScreeningRun:
-    """The whole run in this process (`screen --sync`, tests, a small corpus)."""
-    return drive(run=run, executor=InProcess(), on_progress=on_progress)
+def database_url() -> str:
+    """The database this process reads, as a URL another process (a Ray task) reads it by."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    return f"postgresql://{quote(db['USER'] or '', safe='')}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def executor_for(run: ScreeningRun) -> Executor:
+    """Where the run's steps run: the Ray cluster of DEDUP_RAY_ADDRESS; a Ray started on this machine for a run
+    of DEDUP_RAY_LOCAL_DOCUMENTS documents or more; else this process. RayUnavailable says why a cluster is
+    out of reach."""
+    documents = sum(entry["documents"] for entry in run.manifest)
+    if settings.DEDUP_RAY_ADDRESS:
+        return ray_cluster.RayExecutor(address=settings.DEDUP_RAY_ADDRESS,
+                                       env=ray_cluster.task_env(database_url(), secrets=False))
+    if run.near and documents >= settings.DEDUP_RAY_LOCAL_DOCUMENTS:
+        return ray_cluster.RayExecutor(env=ray_cluster.task_env(database_url(), secrets=True),
+                                       cpus=settings.DEDUP_RAY_CPUS or None,
+                                       token_file=settings.DATA_DIR / "ray-auth-token")
+    return InProcess()
+
+
+def stage_reporter(run: ScreeningRun, draw: Progress | None = None) -> Progress:
+    """The run's progress as its page shows it, each stage weighed by its share of a run's time (STAGES), kept
+    where the pages read it; `draw` is given the whole's fraction too (a command's bar)."""
+    stages = {name: 0.0 for name in STAGES if run.near or name in ("exact", "publish")}
+
+    def report(fraction: float, stage: str) -> None:
+        stages[stage] = fraction
+        overall = sum(STAGES[name] * done for name, done in stages.items()) / sum(STAGES[name] for name in stages)
+        progress.report("run", run.pk, overall, stage, stages=dict(stages))
+        if draw is not None:
+            draw(overall, stage)
+
+    return report
+
+
+def run_execute(*, run: ScreeningRun, on_progress: Progress | None = None,
+                executor: Executor | None = None) -> ScreeningRun:
+    """The whole run, driven from this process (the run's job, `screen --sync`, tests), its steps where
+    `executor_for` says unless an executor is given."""
+    if run.status == ScreeningRun.Status.COMPLETE:
+        return run
+    chosen = executor or executor_for(run)
+    try:
+        return drive(run=run, executor=chosen, on_progress=on_progress)
+    finally:
+        if executor is None:
+            chosen.close()

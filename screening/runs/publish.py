@@ -42,12 +42,12 @@ class Outcome:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], list[str]] | None = None,
+def run_publish(*, run: ScreeningRun, outcome: Outcome, nodes: Callable[[], list[str]] | None = None,
                 report: Callable[[float, str], None] = lambda fraction, stage: None,
                 suggester: Suggester | None = None) -> ScreeningRun:
     """Write the clusters, exact groups and pairs (each with its evidence and suggested verdict), the index
-    record and the run's status in one transaction: a run that fails on the way shows nothing. `workers`
-    names the workers whose chunk jobs took part."""
+    record and the run's status in one transaction: a run that fails on the way shows nothing. `nodes`
+    names the Ray nodes whose tasks took part."""
     report(0.0, "publish")
     started = time.perf_counter()
     suggester = suggester or suggester_for(run.corpus_id)  # the rules, or the corpus's learned model
@@ -65,8 +65,8 @@ def run_publish(*, run: ScreeningRun, outcome: Outcome, workers: Callable[[], li
             near.index_record(outcome.index_update)
         stats["clusters"] = len(set(number_of.values()))
         stats["seconds"] = {**outcome.seconds, "publish": round(time.perf_counter() - started, 3)}
-        if names := (workers() if workers else []):
-            stats["workers"] = names
+        if names := (nodes() if nodes else []):
+            stats["nodes"] = names
         ScreeningRun.objects.filter(pk=run.pk).update(
             status=ScreeningRun.Status.COMPLETE, finished_at=timezone.now(), stats=stats
         )
