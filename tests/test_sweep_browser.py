@@ -4,7 +4,8 @@ outside what is data: document text, names, ids and hashes, which pages mark wit
 `translate="no"`); no string left unmarked for translation (the pseudo-locale wraps every message in ⟦ ⟧);
 no raw vocabulary key (`merge-entry`, `needs_arbitration`); nothing left of a template (`{n}`, `%(name)s`);
 every revision signal reading before → after in the page's direction; every `for`, `aria-describedby` and
-`aria-labelledby` pointing at an element; axe-core with no violation.
+`aria-labelledby` pointing at an element; axe-core with no violation, and every colour pair it leaves to review
+(an arrow, a chart's text) reading at 4.5:1, worked out in the page (browser_helpers.CONTRAST).
 
 The pages are found by walking the URL configuration, so a new page is swept without being listed here: each
 URL argument is filled from the seeded instance by the word before it (`runs/<pk>` a run, `pairs/<pk>` a pair),
@@ -24,7 +25,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from screening.vocabulary import PairState, Verdict
 from tests import pseudo_locale
-from tests.browser_helpers import CHROMIUM, SHOTS
+from tests.browser_helpers import CHROMIUM, SHOTS, axe_findings
 from tests.factories import PASSWORD
 
 pytestmark = [
@@ -231,14 +232,6 @@ def _instance(import_records):
     return users, ids, queries
 
 
-def _axe(page) -> list[str]:
-    """axe-core's violations on the page, every impact (axe-playwright-python bundles axe-core)."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    violations = Axe().run(page).response["violations"]
-    return [f"axe {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}" for v in violations]
-
-
 def _sweep_one(context, url: str, language: str, direction: str, axe: bool) -> tuple[int | str, list[str]]:
     """What one address answers (its status, or why it is not a page) and what is wrong on it, axe-core's
     findings too when `axe`. A tab of its own: a page that goes on navigating, or an error page, leaves
@@ -258,7 +251,7 @@ def _sweep_one(context, url: str, language: str, direction: str, axe: bool) -> t
             return f"{response.status}, to {page.url.split('/', 3)[-1]}", []
         found = [] if page.get_attribute("html", "dir") == direction else [f"the page is not {direction}"]
         found += findings(page.evaluate(SCAN, [language, KEYS]), language)
-        return response.status, found + (_axe(page) if axe and response.status == 200 else [])
+        return response.status, found + (axe_findings(page) if axe and response.status == 200 else [])
     finally:
         page.close()
 

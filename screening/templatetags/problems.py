@@ -34,8 +34,8 @@ def _said(code: str, values: dict) -> str:
 @register.filter
 def rule_shown(group: dict):
     """A group's rule (formats.group_problems) in the reader's language."""
-    if group.get("code") not in RULES:
-        return group.get("rule", "")
+    if group.get("code") not in RULES:  # stored before codes were kept: its English words, isolated as written
+        return format_html("<bdi>{}</bdi>", group.get("rule", ""))
     return _said(group["code"], group.get("values") or {})
 
 

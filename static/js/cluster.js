@@ -62,5 +62,4 @@
       if (undo) { event.preventDefault(); undo.submit(); }
     }
   });
-  shared.fadeMessages();
 })();

@@ -51,11 +51,18 @@ window.dedupReview = (function () {
         }
       };
     },
-    // a floating message (main.wide) goes after a while, unless it reports an error
-    fadeMessages: function () {
-      document.querySelectorAll("main.wide .messages li:not(.msg-error)").forEach(function (item) {
-        setTimeout(function () { item.hidden = true; }, 8000);
-      });
-    },
   };
+})();
+
+// A page's messages stay where they are, in the page's flow, until the reader dismisses them (each its own ×).
+(function () {
+  "use strict";
+  document.querySelectorAll(".messages button.dismiss").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      const box = button.closest(".messages");
+      button.closest("li").remove();
+      if (!box.querySelector("li")) box.remove();
+    });
+  });
 })();

@@ -108,5 +108,4 @@
     span.addEventListener("click", jump);
     span.addEventListener("keydown", function (event) { if (event.key === "Enter") { event.stopPropagation(); jump(); } });
   });
-  shared.fadeMessages();
 })();
