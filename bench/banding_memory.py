@@ -99,7 +99,7 @@ def partitioned(upload_ids: list[int], band_keys: int) -> tuple[int, int]:
 
     spec, pks = _spec(), run_pks(upload_ids)
     parts = lsh.parts_for(len(pks), spec.near.bands, band_keys)
-    pairs = steps.band_step(spec, pks, 0, parts)
+    pairs = steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, parts, 0)[0])
     return int(pairs.shape[0]), parts
 
 
@@ -124,7 +124,8 @@ def all_parts(upload_ids: list[int], band_keys: int) -> int:
 
     spec, pks = _spec(), run_pks(upload_ids)
     parts = lsh.parts_for(len(pks), spec.near.bands, band_keys)
-    return len(steps.candidates_merged([steps.band_step(spec, pks, part, parts) for part in range(parts)]))
+    return len(steps.candidates_merged([steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, parts, part)[part])
+                                        for part in range(parts)]))
 
 
 def main() -> None:

@@ -54,7 +54,8 @@ if steps is not None:  # the steps of a run (sign, template, band)
     spec = run_spec.RunSpec(run=0, corpus=0, uploads=(), exact=False, near=config)
     signed = steps.sign_step(spec, np.array(pks))
     template = steps.template_step(spec, np.array(pks), len(pks) - signed.empty)
-    found = near.Candidates([tuple(p) for p in steps.band_step(spec, np.array(pks), 0, 1).tolist()], template, {{}})
+    keys = steps.band_keys_step(spec, np.array(pks), 1)[0]
+    found = near.Candidates([tuple(p) for p in steps.band_pairs_step(spec, keys).tolist()], template, {{}})
 elif hasattr(near, "prepare_banding"):  # banding in partitions of band keys
     plan = near.prepare_banding(pks, config, lambda f, s: None)
     import numpy as np

@@ -53,6 +53,14 @@ def _in_django(module: str, name: str, *args) -> tuple[str, Any]:
     return ray.util.get_node_ip_address(), getattr(importlib.import_module(module), name)(*args)
 
 
+def _pieces_in_django(module: str, name: str, *args) -> list:
+    """A map step in a Ray worker: this node's address, then its pieces, one a return value (one object each)."""
+    import ray
+
+    django_setup()
+    return [ray.util.get_node_ip_address(), *getattr(importlib.import_module(module), name)(*args)]
+
+
 class RayExecutor:
     """Each task a Ray task (retried on another node when its node is lost), at most a few per CPU of the cluster
     in flight, the results read back in the order of the tasks."""
@@ -85,6 +93,7 @@ class RayExecutor:
                          object_store_memory=LOCAL_OBJECT_STORE, **options)
         except Exception as error:  # noqa: BLE001 - Ray raises several kinds; each is the same refusal here
             raise RayUnavailable(f"Ray at {address or 'a local start'} is not available: {error}") from error
+        self._retries = retries
         self._remote = ray.remote(_in_django).options(max_retries=retries, retry_exceptions=False, num_cpus=1)
         self._in_flight = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
 
@@ -96,6 +105,21 @@ class RayExecutor:
                 yield self._result(window.popleft())
         while window:
             yield self._result(window.popleft())
+
+    def shuffle(self, map_step: Callable[..., list], map_tasks: Iterable[tuple], parts: int,
+                reduce_step: Callable[..., Any], reduce_args: tuple = ()) -> Iterator[Any]:
+        """Each map task's pieces stay in Ray's object store (spilled to disk as it must) and go straight to the
+        reduce task of their partition: the driver never holds one."""
+        mapper = self._ray.remote(_pieces_in_django).options(num_returns=parts + 1, max_retries=self._retries,
+                                                              retry_exceptions=False, num_cpus=1)
+        outputs = [mapper.remote(map_step.__module__, map_step.__name__, *task) for task in map_tasks]
+        reduces = [self._remote.remote(reduce_step.__module__, reduce_step.__name__, *reduce_args,
+                                       *(output[1 + part] for output in outputs)) for part in range(parts)]
+        for output in outputs:
+            self._places.add(self._ray.get(output[0]))
+        del outputs  # each piece is freed once its reduce task is done with it
+        for ref in reduces:
+            yield self._result(ref)
 
     def _result(self, ref) -> Any:
         node, result = self._ray.get(ref)

@@ -70,10 +70,12 @@ def test_a_run_on_a_two_node_cluster_has_tasks_on_both_nodes_and_the_pairs_of_on
         import_records, settings, ray_cluster, admin_client):
     reference = _twins(import_records)
     settings.DEDUP_RAY_ADDRESS = ray_cluster.address
-    settings.DEDUP_SIGN_CHUNK, settings.DEDUP_VERIFY_CHUNK = 20, 20
+    # Small tasks: signing and key reading in slices of 20, band keys shuffled to 4 partitions or more.
+    settings.DEDUP_SIGN_CHUNK, settings.DEDUP_VERIFY_CHUNK, settings.DEDUP_BAND_KEYS = 20, 20, 1600
     run = runs.run_execute(run=_run("ray"))
     assert run.status == "complete", run.error
     assert run.stats["nodes"] == ["127.0.0.2", "127.0.0.3"]
+    assert run.stats["near"]["band_parts"] >= 4
     assert pairs(run) == pairs(reference) and evidence(run) == evidence(reference)
     page = admin_client.get(run.get_absolute_url()).content.decode()
     assert "127.0.0.2, 127.0.0.3" in page

@@ -30,6 +30,15 @@ class Recording(InProcess):
             self.tasks.append(step.__name__)
             yield step(*task)
 
+    def shuffle(self, map_step, map_tasks, parts, reduce_step, reduce_args=()):
+        def counted(step):
+            def call(*args):
+                self.tasks.append(step.__name__)
+                return step(*args)
+            return call
+
+        return super().shuffle(counted(map_step), map_tasks, parts, counted(reduce_step), reduce_args)
+
 
 def _run(corpus: str, **options):
     return runs.run_create(corpus=Corpus.objects.get(name=corpus), options=runs.RunOptions(**options))
@@ -61,7 +70,8 @@ def test_verification_in_chunks_gives_the_pairs_and_evidence_of_one_chunk(import
     candidates = cut.stats["near"]["lsh_candidates"]
     assert executor.tasks.count("verify_step") >= candidates / 20 > 5
     assert executor.tasks.count("sign_step") == -(-cut.stats["near"]["representatives"] // 50)
-    assert executor.tasks.count("band_step") == cut.stats["near"]["band_parts"] == 1
+    assert executor.tasks.count("band_pairs_step") == cut.stats["near"]["band_parts"] == 1
+    assert executor.tasks.count("band_keys_step") == executor.tasks.count("sign_step")  # the same slices
 
 
 @pytest.mark.django_db
@@ -73,7 +83,7 @@ def test_band_keys_in_partitions_give_the_candidates_of_one(import_records, sett
     settings.DEDUP_BAND_KEYS = 500  # 120 documents x 32 bands: several partitions
     executor = Recording()
     parted = pipeline.drive(run=_run("parts", exact=True, near=True), executor=executor)
-    assert parted.stats["near"]["band_parts"] == executor.tasks.count("band_step") > 4
+    assert parted.stats["near"]["band_parts"] == executor.tasks.count("band_pairs_step") > 4
     assert pairs(parted) == pairs(whole)
     assert parted.stats["near"]["lsh_candidates"] == whole.stats["near"]["lsh_candidates"]
 
@@ -140,7 +150,7 @@ def test_a_verification_task_run_again_replaces_its_staged_pairs(import_records)
     spec = spec_of(_run("many", exact=True, near=True))
     pks = steps.representatives(spec, set())
     steps.sign_step(spec, pks)
-    candidates = steps.candidates_merged([steps.band_step(spec, pks, 0, 1)])
+    candidates = steps.candidates_merged([steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, 1)[0])])
     template = steps.template_step(spec, pks, len(pks))
     first = steps.verify_step(spec, 0, candidates, template)
     again = steps.verify_step(spec, 0, candidates, template)

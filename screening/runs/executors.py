@@ -17,6 +17,13 @@ class Executor(Protocol):
         """step(*task) for each task, the results in the order of the tasks."""
         ...
 
+    def shuffle(self, map_step: Callable[..., list], map_tasks: Iterable[tuple], parts: int,
+                reduce_step: Callable[..., Any], reduce_args: tuple = ()) -> Iterator[Any]:
+        """map_step(*task) for each task gives one piece a partition; reduce_step(*reduce_args, *pieces) is then
+        called for each partition with that partition's piece from every map task. The results in partition
+        order."""
+        ...
+
     def places(self) -> list[str]:
         """Where the tasks ran (recorded with the run's results)."""
         ...
@@ -34,6 +41,14 @@ class InProcess:
     def map(self, step: Callable[..., Any], tasks: Iterable[tuple]) -> Iterator[Any]:
         for task in tasks:
             yield step(*task)
+
+    def shuffle(self, map_step: Callable[..., list], map_tasks: Iterable[tuple], parts: int,
+                reduce_step: Callable[..., Any], reduce_args: tuple = ()) -> Iterator[Any]:
+        # A partition at a time, the map done again for each (asked for that partition only): one process holds
+        # one partition's pieces, never every partition's.
+        tasks = list(map_tasks)
+        for part in range(parts):
+            yield reduce_step(*reduce_args, *(map_step(*task, part)[part] for task in tasks))
 
     def places(self) -> list[str]:
         return []  # the run's own process: nothing to name beside it

@@ -62,10 +62,9 @@ class Screened:
     index_update: near.IndexUpdate | None = None
 
 
-def screen(spec: RunSpec, executor: Executor, report: Progress, band_all: bool = True) -> Screened:
-    """The exact pass, then the near pass's signing, template and candidates: banded by the executor (unless
-    `band_all` is off and there are several partitions: the fan-out queues a job each), or looked up in the
-    corpus's index for an incremental run."""
+def screen(spec: RunSpec, executor: Executor, report: Progress) -> Screened:
+    """The exact pass, then the near pass's signing, template and candidates: banded through the executor, or
+    looked up in the corpus's index for an incremental run."""
     stats: dict = {"documents": steps.documents(spec).count()}
     # Exact groups are always found: the near pass signs one representative per group.
     report(0.0, "exact")
@@ -92,8 +91,7 @@ def screen(spec: RunSpec, executor: Executor, report: Progress, band_all: bool =
         report(1.0, "band")
         return screened
     screened.parts = lsh.parts_for(count, spec.near.bands, spec.sizes.band_keys)
-    if band_all or screened.parts == 1:
-        screened.candidates = band(spec, executor, screened, range(screened.parts), report)
+    screened.candidates = band(spec, executor, screened, report)
     return screened
 
 
@@ -110,15 +108,16 @@ def sign(spec: RunSpec, executor: Executor, pks: np.ndarray, report: Progress) -
     return done
 
 
-def band(spec: RunSpec, executor: Executor, screened: Screened, parts, report: Progress) -> near.Candidates:
-    """These partitions of the band keys, a task each, their candidates merged."""
-    parts = list(parts)
+def band(spec: RunSpec, executor: Executor, screened: Screened, report: Progress) -> near.Candidates:
+    """The band keys of every representative, read once by map tasks (a slice of representatives each, as for
+    signing) and paired by reduce tasks (a partition of the keys each); their candidates merged."""
     report(0.0, "band")
-    found = []
-    tasks = ((spec, screened.pks, part, screened.parts) for part in parts)
-    for done, pairs in enumerate(executor.map(steps.band_step, tasks), start=1):
+    pks, found, size = screened.pks, [], spec.sizes.sign
+    slices = ((spec, pks[at : at + size], screened.parts) for at in range(0, len(pks), size))
+    for done, pairs in enumerate(executor.shuffle(steps.band_keys_step, slices, screened.parts,
+                                                  steps.band_pairs_step, (spec,)), start=1):
         found.append(pairs)
-        report(done / len(parts), "band")
+        report(done / screened.parts, "band")
     return candidates_of(found, screened)
 
 

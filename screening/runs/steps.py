@@ -3,8 +3,9 @@ what it needs of the documents from the database itself. None reports progress, 
 or knows where it runs: an executor runs them (here, or in another process or machine), the driver
 (`pipeline`) puts them in order and owns the run's state.
 
-    exact_step → sign_step (a slice of representatives each) → template_step → band_step (a partition of
-    band keys each) → verify_step (a chunk of candidates each, whole components together)
+    exact_step → sign_step (a slice of representatives each) → template_step → band_keys_step (a slice of
+    representatives each, its keys by partition) → band_pairs_step (a partition each) → verify_step (a chunk of
+    candidates each, whole components together)
 """
 
 from __future__ import annotations
@@ -77,13 +78,22 @@ def template_step(spec: RunSpec, pks: np.ndarray, signed: int) -> np.ndarray:
     return explain.template_hashes(sample, signed, config.template_share, config.template_min_docs)
 
 
-def band_step(spec: RunSpec, pks: np.ndarray, part: int, parts: int) -> np.ndarray:
-    """The candidate pairs (document pks, smaller first, sorted) of partition `part` of `parts` of the band keys
-    of these documents' stored signatures (`pks` sorted). Holds the partition's keys, never the signatures."""
-    config = spec.near
-    bander = lsh.Bander(config.bands, config.rows, part, parts)
+def band_keys_step(spec: RunSpec, pks: np.ndarray, parts: int, only: int | None = None) -> list[lsh.Keys]:
+    """The map side of banding: the band keys of these documents' stored signatures (`pks` sorted, each
+    signature read once), by partition of the band keys (only partition `only` when it is given)."""
+    config, pieces = spec.near, [[] for _ in range(parts)]
     for found, signatures in near.signature_batches(pks, config):
-        bander.add(signatures, found)
+        for part, keys in enumerate(lsh.keys_by_partition(signatures, found, config.bands, config.rows, parts, only)):
+            pieces[part].append(keys)
+    return [lsh.Keys.joined(keys, config.rows) for keys in pieces]
+
+
+def band_pairs_step(spec: RunSpec, *keys: lsh.Keys) -> np.ndarray:
+    """The reduce side: the candidate pairs (document pks, smaller first, sorted) of one partition's band keys,
+    gathered from every map task. Holds that partition's keys, never a signature."""
+    bander = lsh.Bander(spec.near.bands, spec.near.rows)
+    for piece in keys:
+        bander.add_keys(piece)
     return bander.pairs()
 
 
