@@ -418,7 +418,8 @@ def test_queue_marks_the_pairs_i_have_judged_and_no_others(import_records, edito
 
     def marked(client) -> set[str]:
         page = client.get(reverse("review:queue"), {"run": run.pk}).content.decode()
-        rows = re.findall(r'<tr>\s*<td class="cut"[^>]*><a href="[^"]+">([^<]+)</a>.*?<td>(✓?)</td>\s*</tr>', page,
+        rows = re.findall(r'<tr>\s*<td class="cut"[^>]*><div class="cut-line"><a href="[^"]+"[^>]*>([^<]+)</a>.*?'
+                          r'<td>(✓?)</td>\s*</tr>', page,
                           re.S)
         assert len(rows) == CandidatePair.objects.filter(run=run).count()
         return {name for name, mark in rows if mark}
