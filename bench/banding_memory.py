@@ -52,10 +52,11 @@ def write_part(path: Path, start: int, n: int, rng: random.Random, vocab: list[s
 
 def build(sizes: list[int]) -> list[int]:
     """Import max(sizes) documents in uploads of min(sizes) and sign them; returns the upload ids."""
-    from screening.engine.minhash import NearConfig
+    import numpy as np
+
     from screening.ingest import uploads
     from screening.models import Document
-    from screening.runs import near
+    from screening.runs import steps
 
     step, data = min(sizes), Path(os.environ["DEDUP_DATA_DIR"])
     rng, recent = random.Random(7), []
@@ -68,9 +69,17 @@ def build(sizes: list[int]) -> list[int]:
         assert upload.status == "complete", upload.problems[:3]
         ids.append(upload.pk)
         path.unlink()
-    pks = list(Document.objects.order_by("pk").values_list("pk", flat=True))
-    near.store_signatures(pks, NearConfig().resolved())
+    pks = np.array(Document.objects.order_by("pk").values_list("pk", flat=True), dtype=np.int64)
+    steps.sign_step(_spec(), pks)
     return ids
+
+
+def _spec():
+    """A spec of a near pass with the default configuration (the steps read nothing else of it here)."""
+    from screening.engine.minhash import NearConfig
+    from screening.runs.spec import RunSpec
+
+    return RunSpec(run=0, corpus=0, uploads=(), exact=False, near=NearConfig().resolved())
 
 
 def run_pks(upload_ids: list[int]):
@@ -86,12 +95,11 @@ def run_pks(upload_ids: list[int]):
 def partitioned(upload_ids: list[int], band_keys: int) -> tuple[int, int]:
     """One partition job (the first; each holds about the same share) and how many partitions there are."""
     from screening.engine import lsh
-    from screening.engine.minhash import NearConfig
-    from screening.runs import near
+    from screening.runs import steps
 
-    config, pks = NearConfig().resolved(), run_pks(upload_ids)
-    parts = lsh.parts_for(len(pks), config.bands, band_keys)
-    pairs, _ = near.band_part(pks, config, 0, parts)
+    spec, pks = _spec(), run_pks(upload_ids)
+    parts = lsh.parts_for(len(pks), spec.near.bands, band_keys)
+    pairs = steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, parts, 0)[0])
     return int(pairs.shape[0]), parts
 
 
@@ -104,7 +112,7 @@ def one_array(upload_ids: list[int]) -> int:
 
     config, pks = NearConfig().resolved(), run_pks(upload_ids)
     matrix, at = np.zeros((len(pks), config.num_perm), dtype=np.uint32), 0
-    for found, signatures in near._signature_batches(pks, config):
+    for found, signatures in near.signature_batches(pks, config):
         matrix[at : at + len(found)] = signatures
         at += len(found)
     return int(lsh.band_pairs(matrix[:at], config.bands, config.rows).shape[0])
@@ -112,13 +120,12 @@ def one_array(upload_ids: list[int]) -> int:
 
 def all_parts(upload_ids: list[int], band_keys: int) -> int:
     from screening.engine import lsh
-    from screening.engine.minhash import NearConfig
-    from screening.runs import near
+    from screening.runs import steps
 
-    config, pks = NearConfig().resolved(), run_pks(upload_ids)
-    parts = lsh.parts_for(len(pks), config.bands, band_keys)
-    found = [near.band_part(pks, config, part, parts)[0] for part in range(parts)]
-    return len(near.candidates_of(found, near.BandPlan(None, parts, {})).pairs)
+    spec, pks = _spec(), run_pks(upload_ids)
+    parts = lsh.parts_for(len(pks), spec.near.bands, band_keys)
+    return len(steps.candidates_merged([steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, parts, part)[part])
+                                        for part in range(parts)]))
 
 
 def main() -> None:

@@ -45,7 +45,18 @@ from screening.runs import near
 upload = uploads.upload_process(upload=uploads.upload_create_from_path(corpus_name="dev", path=Path({str(corpus)!r})))
 config = NearConfig(policy="persian-arabic-fold-v1").resolved()
 pks = list(Document.objects.order_by("pk").values_list("pk", flat=True))
-if hasattr(near, "prepare_banding"):  # banding in partitions of band keys
+try:
+    from screening.runs import spec as run_spec, steps
+except ImportError:  # a tree before the run's steps
+    steps = None
+if steps is not None:  # the steps of a run (sign, template, band)
+    import numpy as np
+    spec = run_spec.RunSpec(run=0, corpus=0, uploads=(), exact=False, near=config)
+    signed = steps.sign_step(spec, np.array(pks))
+    template = steps.template_step(spec, np.array(pks), len(pks) - signed.empty)
+    keys = steps.band_keys_step(spec, np.array(pks), 1)[0]
+    found = near.Candidates([tuple(p) for p in steps.band_pairs_step(spec, keys).tolist()], template, {{}})
+elif hasattr(near, "prepare_banding"):  # banding in partitions of band keys
     plan = near.prepare_banding(pks, config, lambda f, s: None)
     import numpy as np
     found = near.candidates_of([near.band_part(np.array(pks), config, part, plan.parts)[0]

@@ -286,13 +286,17 @@ RQ_QUEUES = {
     },
 }
 RQ_SHOW_ADMIN_LINK = False
-# A run with more unsigned documents than this splits signing into chunk jobs that any worker can take.
+# How a run's work is cut into tasks (screening.runs.steps): documents a signing task, band keys one banding
+# task holds at most (about 24 bytes each: no task's memory grows with the corpus), candidates a verification task.
 DEDUP_SIGN_CHUNK = env_int("DEDUP_SIGN_CHUNK", 5000)
-# Band keys one banding job holds at most (about 24 bytes each): a larger run bands in partitions of its keys,
-# a job each, so no job's memory grows with the corpus.
 DEDUP_BAND_KEYS = env_int("DEDUP_BAND_KEYS", 8_000_000)
-# A run with more LSH candidates than this verifies them in chunk jobs of this many pairs.
 DEDUP_VERIFY_CHUNK = env_int("DEDUP_VERIFY_CHUNK", 2000)
+# Where a run's steps run: a Ray cluster (ray://head:10001, or auto), else a Ray started on this machine for a
+# run of at least DEDUP_RAY_LOCAL_DOCUMENTS documents (with DEDUP_RAY_CPUS CPUs, 0 for all), else the run's own
+# process.
+DEDUP_RAY_ADDRESS = env("DEDUP_RAY_ADDRESS")
+DEDUP_RAY_LOCAL_DOCUMENTS = env_int("DEDUP_RAY_LOCAL_DOCUMENTS", 200_000)
+DEDUP_RAY_CPUS = env_int("DEDUP_RAY_CPUS", 0)
 # Uploads at least this large are read and checked in a second process while the first stores them.
 DEDUP_IMPORT_PARALLEL_BYTES = env_int("DEDUP_IMPORT_PARALLEL_BYTES", 16 * 1024 * 1024)
 # The language check reads and stores documents in batches of this many; its progress moves once a batch.

@@ -1,13 +1,13 @@
-"""RQ jobs of the screening app: each takes ids, loads its row and calls one service (the run's fan-out
-lives in screening.runs.fanout)."""
+"""RQ jobs of the screening app: each takes ids, loads its row and calls one service."""
 
 from __future__ import annotations
 
 from dedup_site import background
 from screening.evaluation import audit
 from screening.ingest import detection, uploads
-from screening.models import RunAudit, Upload
-from screening.runs import fanout, lifecycle
+from screening.models import RunAudit, ScreeningRun, Upload
+from screening.runs import lifecycle, pipeline
+from screening.runs.selectors import run_summary
 
 
 def upload_job(upload_id: int) -> dict:
@@ -41,36 +41,11 @@ def audit_job_failed(job, connection, exc_type, exc_value, tb) -> None:
 
 
 def run_job(run_id: int) -> str:
-    return fanout.run_begin(run_id=run_id)
-
-
-def sign_chunk_job(run_id: int, number: int, pks: list[int]) -> int:
-    return fanout.sign_chunk(run_id=run_id, number=number, pks=pks)
-
-
-def run_finish_job(run_id: int) -> str:
-    return fanout.run_finish(run_id=run_id)
-
-
-def band_part_job(run_id: int, number: int, part: int) -> int:
-    return fanout.band_part(run_id=run_id, number=number, part=part)
-
-
-def run_gather_job(run_id: int) -> str:
-    return fanout.run_gather(run_id=run_id)
-
-
-def verify_chunk_job(run_id: int, number: int, pairs: list[list[int]]) -> int:
-    return fanout.verify_chunk(run_id=run_id, number=number, pairs=pairs)
-
-
-def run_publish_job(run_id: int) -> str:
-    return fanout.run_publish_staged(run_id=run_id)
-
-
-def chunk_failed(job, connection, exc_type, exc_value, tb) -> None:
-    if not job.retries_left:  # else RQ runs the chunk again
-        fanout.chunk_failed_for_good(run_id=int(job.args[0]), error=background.failure_message(exc_type, exc_value))
+    # The job drives the run: its steps go to the executor `runs.run_execute` chooses (this process, or Ray).
+    run = ScreeningRun.objects.select_related("corpus").get(pk=run_id)
+    with background.failure_recorded(lambda error: lifecycle.run_fail(run_id=run_id, error=error)):
+        run = pipeline.run_execute(run=run, on_progress=pipeline.stage_reporter(run))
+    return run_summary(run)
 
 
 def run_job_failed(job, connection, exc_type, exc_value, tb) -> None:

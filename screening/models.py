@@ -322,6 +322,35 @@ class CandidatePair(models.Model):
         return link("screening:pair_detail", self.pk)
 
 
+class StagedPair(models.Model):
+    """A near pair verified by one task of a running run, written in the task's own transaction and kept here
+    until the run publishes: the publishing transaction moves every staged pair of the run into its pairs in
+    their fixed order, each with its cluster, so a run shows all of its pairs or none, and a process driving a
+    run holds none of them. A task run again (a node lost) replaces its chunk's rows."""
+
+    run = models.ForeignKey(ScreeningRun, on_delete=models.CASCADE, related_name="+")
+    chunk = models.IntegerField()
+    # Plain columns, no constraint: written once by a task, read once by the publishing transaction.
+    left = models.ForeignKey(Document, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+                             related_name="+")
+    right = models.ForeignKey(Document, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+                              related_name="+")
+    jaccard = models.FloatField()
+    minhash_estimate = models.FloatField(null=True)
+    template_share = models.FloatField(null=True)
+    jaccard_without_template = models.FloatField(null=True)
+    revision_signals = models.JSONField(default=list)
+    has_signals = models.BooleanField(default=False)
+    evidence = models.JSONField(default=dict)
+    suggested_verdict = models.CharField(max_length=24, blank=True)
+    suggestion_confidence = models.FloatField(null=True)
+    suggestion_reasons = models.JSONField(default=list)
+    suggestion_source = models.CharField(max_length=16, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "chunk"])]
+
+
 class Cluster(models.Model):
     """A connected component of a run's pairs at or above its review threshold."""
 

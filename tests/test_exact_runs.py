@@ -277,12 +277,12 @@ def test_screen_wait_blocks_until_a_worker_process_finishes(import_records, work
 def test_screen_sync_exits_non_zero_when_the_run_fails(import_records, queue, monkeypatch):
     import_records("seed", SEED000)
 
-    def broken(run, on_progress):
+    def broken(spec, report=None):
         raise ValueError("forced failure")
 
-    from screening.runs import pipeline
+    from screening.runs import steps
 
-    monkeypatch.setattr(pipeline, "exact_pass", broken)
+    monkeypatch.setattr(steps, "exact_step", broken)
     with pytest.raises(CommandError, match="failed: ValueError: forced failure"):
         call_command("screen", "--corpus", "seed", "--exact", "--sync")
 

@@ -15,7 +15,6 @@ from django.urls import reverse
 from screening import runs
 from screening.ingest import uploads
 from screening.models import CandidatePair, Corpus, Document, ScreeningRun, Upload
-from tests.factories import completed_run
 
 TIMEOUT = 90  # seconds within which a fault must end in a final state
 
@@ -113,28 +112,6 @@ def test_redis_down_when_a_run_is_started_gives_a_clear_error_and_keeps_the_run(
     run = ScreeningRun.objects.get()
     assert run.status == "failed" and "not reachable" in run.error
     assert "Run again" in page
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_killed_signing_chunk_is_retried_and_the_run_completes(worker_process, import_records, settings):
-    import_records("big", random_records(12_000))
-    import_records("reference", random_records(12_000))
-    reference = completed_run("reference", near=True)
-    settings.DEDUP_SIGN_CHUNK = 3_000
-    run = runs.run_start(corpus=Corpus.objects.get(name="big"), options=runs.RunOptions(exact=True, near=True))
-    worker = worker_process(DEDUP_SIGN_CHUNK="3000")
-    wait_for(started("screening.jobs.sign_chunk_job"), "a signing chunk job to start", every=0.01)
-    assert kill_work_horse(worker) == 1
-    wait_for(lambda: not ScreeningRun.objects.get(pk=run.pk).is_active, "the run to end")
-    run.refresh_from_db()
-    assert run.status == "complete", run.error
-    assert run.stats["near"]["signed"] == 12_000
-    assert run.stats["near"]["stored"] == reference.stats["near"]["stored"] >= 1_000
-    assert pair_set(run) == pair_set(reference)
-
-
-def pair_set(run) -> set[tuple]:
-    return {(p.left.doc_id, p.right.doc_id, p.pass_name, p.jaccard) for p in run.pairs.select_related("left", "right")}
 
 
 def random_records(n: int) -> list[dict]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 import redis
 from django.core.management import call_command
@@ -139,7 +140,7 @@ def test_a_run_of_another_seed_or_scheme_cannot_use_an_existing_index(import_rec
     run = runs.run_create(corpus=Corpus.objects.get(name="grow"), exact=True, near=True, incremental=True,
                           near_config=NearConfig(seed=2))
     with pytest.raises(IndexMismatch):
-        near.incremental_pass(run.corpus, run.upload_ids, [], {}, runs.near_config_of(run), lambda f, s: None)
+        near.incremental_candidates(run.corpus, run.upload_ids, np.zeros(0, dtype=np.int64), runs.near_config_of(run))
 
 
 @pytest.mark.django_db

@@ -425,6 +425,27 @@ def test_banding_in_partitions_of_band_keys_gives_the_pairs_of_one_banding(parts
     assert found == expected and len(expected) > 300
 
 
+@pytest.mark.parametrize("parts", [1, 4])
+def test_keys_split_once_by_partition_and_paired_by_partition_give_the_pairs_of_one_banding(parts):
+    texts = families(60, 5, seed=parts + 10)
+    _, sigs = signatures_of(texts)
+    expected = lsh.band_pairs(sigs, 32, 4)
+    # Map: each batch of signatures read once, its keys split by partition; reduce: a partition's keys paired.
+    maps = [lsh.keys_by_partition(sigs[at : at + 70], np.arange(at, min(at + 70, len(sigs))), 32, 4, parts)
+            for at in range(0, len(sigs), 70)]
+    found = []
+    for part in range(parts):
+        bander = lsh.Bander(32, 4)
+        for pieces in maps:
+            bander.add_keys(pieces[part])
+        found.append(bander.pairs())
+    assert np.array_equal(np.unique(np.concatenate(found), axis=0), expected) and len(expected) > 100
+    assert sum(len(pieces[part].owners) for pieces in maps for part in range(parts)) == len(sigs) * 32
+    only = lsh.keys_by_partition(sigs, np.arange(len(sigs)), 32, 4, parts, only=parts - 1)
+    assert all(not only[part].owners.size for part in range(parts - 1))
+    assert len(only[parts - 1].owners) == sum(len(pieces[parts - 1].owners) for pieces in maps)
+
+
 def test_partitions_hold_about_an_equal_share_of_the_keys():
     sigs = np.random.default_rng(3).integers(0, 2**20, size=(4000, 128), dtype=np.uint32)  # minima crowd low
     held = []
@@ -577,9 +598,9 @@ def test_components_are_sorted_largest_first():
 
 def test_verification_chunks_keep_a_components_pairs_together_in_order_of_their_first_pair():
     pairs = sorted([(1, 50), (2, 3), (3, 60), (4, 5), (50, 70), (5, 90), (6, 7), (7, 80), (60, 61)])
-    chunks = cluster.chunks_by_component(pairs, 3)
+    chunks = cluster.chunks_by_component(np.array(pairs), 3)
     assert [len(c) for c in chunks] == [3, 3, 3]
-    ordered = [p for c in chunks for p in c]
+    ordered = [tuple(p) for c in chunks for p in c.tolist()]
     # {1, 50, 70} first (its first pair comes first), then {2, 3, 60, 61}, {4, 5, 90}, {6, 7, 80}.
     assert ordered == [(1, 50), (50, 70), (2, 3), (3, 60), (60, 61), (4, 5), (5, 90), (6, 7), (7, 80)]
-    assert cluster.chunks_by_component([], 3) == []
+    assert cluster.chunks_by_component(np.zeros((0, 2), dtype=np.int64), 3) == []

@@ -321,8 +321,8 @@ def test_stored_signatures_are_counted_for_the_documents_asked_only(import_recor
     pks = sorted(DocumentSignature.objects.filter(key=config.signature_key).values_list("document_id", flat=True))
     assert len(pks) == 5
     asked = [pks[0], pks[2], pks[4]]  # the range holds the other two: they are not counted
-    assert sorted(near._stored_counts(asked, config)) == asked
-    assert all(count > 0 for count in near._stored_counts(asked, config).values())
+    assert sorted(near.stored_counts(asked, config)) == asked
+    assert all(count > 0 for count in near.stored_counts(asked, config).values())
 
 
 @pytest.mark.django_db

@@ -7,6 +7,8 @@ of keeping a hash table per band (a test compares the two on generated corpora).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 
@@ -104,6 +106,40 @@ def _pairs_by_bytes(keys: np.ndarray, owners: np.ndarray) -> np.ndarray:
     return np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
 
 
+class Keys(NamedTuple):
+    """Band keys of one partition: each key's band, its r values and its owner."""
+
+    bands: np.ndarray  # uint16
+    values: np.ndarray  # (n, r) uint32
+    owners: np.ndarray  # int64
+
+    @classmethod
+    def joined(cls, pieces: list[Keys], rows: int) -> Keys:
+        pieces = [p for p in pieces if p.owners.size]
+        if not pieces:
+            return cls(np.zeros(0, np.uint16), np.zeros((0, rows), np.uint32), np.zeros(0, np.int64))
+        return cls(*(np.concatenate(column) for column in zip(*pieces, strict=True)))
+
+
+def keys_by_partition(signatures: np.ndarray, owners: np.ndarray, bands: int, rows: int, parts: int,
+                      only: int | None = None) -> list[Keys]:
+    """The band keys of these signatures (rows, `owners[i]` owning row i), split into the `parts` partitions a
+    `Bander` of each would keep (only partition `only`, the others left empty, when it is given): the map side
+    of banding, so that the signatures are read once and each partition's keys go to the task that pairs them."""
+    check_bands(signatures.shape[1], bands, rows)
+    owners = np.asarray(owners, dtype=np.int64)
+    chosen_parts = range(parts) if only is None else [only]
+    per: list[list[Keys]] = [[] for _ in range(parts)]
+    for band in range(bands):
+        values = signatures[:, band * rows : (band + 1) * rows]
+        part_of = _partition(values[:, 0], band, parts) if parts > 1 else np.zeros(len(values), np.uint64)
+        for part in chosen_parts:
+            chosen = np.flatnonzero(part_of == part)
+            per[part].append(Keys(np.full(chosen.size, band, np.uint16),
+                                  np.ascontiguousarray(values[chosen], dtype=np.uint32), owners[chosen]))
+    return [Keys.joined(pieces, rows) for pieces in per]
+
+
 class Bander:
     """Band keys gathered over batches of signatures, then paired: two owners are candidates when all r values
     of at least one band are equal.
@@ -134,6 +170,14 @@ class Bander:
             self._keys[band].append(np.ascontiguousarray(values, dtype=np.uint32))
             self._owners[band].append(np.asarray(mine, dtype=np.int64))
             self.keys += values.shape[0]
+
+    def add_keys(self, keys: Keys) -> None:
+        """Take band keys already split by partition (`keys_by_partition`): the reduce side of banding."""
+        for band in np.unique(keys.bands).tolist():
+            chosen = np.flatnonzero(keys.bands == band)
+            self._keys[band].append(keys.values[chosen])
+            self._owners[band].append(keys.owners[chosen])
+            self.keys += chosen.size
 
     def pairs(self) -> np.ndarray:
         """The candidate pairs (smaller owner first) as an (n, 2) int64 array, sorted, unique."""

@@ -8,8 +8,6 @@ from django.db.models import Count, QuerySet
 
 from dedup_site.progress import StageProgress as Progress
 from screening.engine import contract
-from screening.models import ScreeningRun
-from screening.runs.lifecycle import documents_of
 
 READ_BATCH = 2000
 
@@ -33,16 +31,6 @@ class ExactResult:
         """(member, representative) document pks: the exact pairs."""
         return [(self.doc_pks[m.doc_id], self.doc_pks[g.representative]) for g in self.groups for m in g.members[1:]]
 
-    def as_json(self) -> dict:
-        return {"singletons": self.singletons, "doc_pks": self.doc_pks, "groups": [
-            [g.representative, g.digest, g.length, [[m.doc_id, m.source_id] for m in g.members]] for g in self.groups]}
-
-    @classmethod
-    def from_json(cls, data: dict) -> ExactResult:
-        groups = [contract.Group(rep, digest, length, tuple(contract.Member(*m) for m in members))
-                  for rep, digest, length, members in data["groups"]]
-        return cls(groups, data["singletons"], data["doc_pks"])
-
 
 def shared_digests(documents: QuerySet) -> QuerySet:
     """The digests two or more of these documents share, in order (from the index document_digest_idx
@@ -51,10 +39,9 @@ def shared_digests(documents: QuerySet) -> QuerySet:
             .values_list("content_sha256", flat=True))
 
 
-def exact_pass(run: ScreeningRun, on_progress: Progress) -> ExactResult:
-    """Group the run's documents by doc-content-v1. The database groups the digests taken at import; only
+def exact_pass(documents: QuerySet, on_progress: Progress) -> ExactResult:
+    """Group these documents (a run's) by doc-content-v1. The database groups the digests taken at import; only
     documents that share a digest are read, and the contract compares their full bytes."""
-    documents = documents_of(run)
     shared = list(shared_digests(documents))
     singletons = documents.values("content_sha256").distinct().count() - len(shared)
     on_progress(0.2, "exact")

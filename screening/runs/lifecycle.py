@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 import django
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -17,8 +18,9 @@ from dedup_site import accounts, background
 from dedup_site.trail import trail_record
 from screening.engine import contract
 from screening.engine.minhash import NearConfig
-from screening.models import Corpus, Document, ScreeningRun, Upload
+from screening.models import Corpus, Document, ScreeningRun, StagedPair, Upload
 from screening.runs.near import verify_key
+from screening.runs.spec import RunSpec, Sizes
 from screening.vocabulary import RunState
 
 STAGES = {"exact": 0.15, "sign": 0.5, "band": 0.1, "verify": 0.2, "publish": 0.05}  # share of a run's time
@@ -142,8 +144,10 @@ def run_retry(*, run: ScreeningRun) -> ScreeningRun:
 
 
 def run_fail(*, run_id: int, error: str) -> None:
-    """Mark the run failed (it shows nothing: results are written only on success) and say why."""
+    """Mark the run failed (it shows nothing: results are written only on success) and say why; the pairs its
+    tasks staged go."""
     background.mark_failed(ScreeningRun, run_id, error, final=(ScreeningRun.Status.COMPLETE,))
+    StagedPair.objects.filter(run_id=run_id).delete()
 
 
 def run_mark_running(*, run: ScreeningRun) -> None:
@@ -161,6 +165,15 @@ def verification_key_check(run: ScreeningRun) -> None:
         raise RunRefused(f"run {run.pk} was started with verification key {expected}, but this worker's is "
                          f"{verify_key().fingerprint}: give every web and worker process the same "
                          f"DJANGO_SECRET_KEY")
+
+
+def spec_of(run: ScreeningRun) -> RunSpec:
+    """What the run is asked to do, resolved once for every step of it (the chunk sizes from the settings)."""
+    return RunSpec(run=run.pk, corpus=run.corpus_id, uploads=tuple(run.upload_ids), exact=run.exact,
+                   near=near_config_of(run) if run.near else None, incremental=bool(run.config.get("incremental")),
+                   verification_key=run.config.get("verification_key", ""),
+                   sizes=Sizes(sign=settings.DEDUP_SIGN_CHUNK, verify=settings.DEDUP_VERIFY_CHUNK,
+                               band_keys=settings.DEDUP_BAND_KEYS))
 
 
 def near_config_of(run: ScreeningRun) -> NearConfig:

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from dedup_site.progress import StageProgress as Progress
 from dedup_site.redis_direct import redis_kwargs
-from screening.engine import evidence, explain, fast, foldtable, lsh, minhash, revision
+from screening.engine import evidence, fast, foldtable, lsh, minhash, revision
 from screening.engine.lsh_index import PersistentIndex
 from screening.engine.normalize import POLICIES, get_policy
 from screening.engine.shingle import VerifyKey
@@ -46,20 +46,8 @@ class NearPair:
     signals: list[list[str]] = field(default_factory=list)  # [[kind, left, right], ...]
     evidence: dict = field(default_factory=dict)  # screening.engine.evidence.Evidence.as_dict()
 
-    def as_row(self) -> tuple:
-        """The fields in order, for JSON (NearPair(*row) again): dataclasses.astuple deep-copies the evidence
-        and signals."""
-        return (self.left, self.right, self.jaccard, self.estimate, self.template_share,
-                self.jaccard_without_template, self.signals, self.evidence)
 
-
-@dataclass
-class NearResult:
-    pairs: list[NearPair] = field(default_factory=list)
-    stats: dict = field(default_factory=dict)
-
-
-def _batches(items: list, size: int = BATCH):
+def batches(items: list, size: int = BATCH):
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -82,10 +70,10 @@ def hashes_of(bodies: dict[int, str], config: minhash.NearConfig) -> dict[int, n
                                                     verify_key()), strict=True))
 
 
-def _hashes_for(pks: list[int], config: minhash.NearConfig) -> dict[int, np.ndarray]:
+def hashes_for(pks: list[int], config: minhash.NearConfig) -> dict[int, np.ndarray]:
     """Verification hashes of the given documents."""
     out = {}
-    for chunk in _batches(pks):
+    for chunk in batches(pks):
         out.update(hashes_of(dict(Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "body")),
                              config))
     return out
@@ -95,7 +83,7 @@ def document_facts(pks) -> dict[int, evidence.DocFacts]:
     """What the evidence needs of each document besides its text (language, source, version, date)."""
     out = {}
     pks = sorted(pks)
-    for chunk in _batches(pks):
+    for chunk in batches(pks):
         for pk, *values in Document.objects.filter(pk__in_ids=chunk).order_by().values_list(
                 "pk", "language", "source_id", "version", "collected_at"):
             out[pk] = evidence.DocFacts(*values)
@@ -118,7 +106,7 @@ def involved_documents(pks: list[int], config: minhash.NearConfig) -> Involved:
     below the floor. A document without a signature with shingles under this key is left out: it is never
     a candidate."""
     out = Involved()
-    for chunk in _batches(pks):
+    for chunk in batches(pks):
         with connection.cursor() as cursor:
             cursor.execute(*_involved_query(connection.vendor, chunk, config.signature_key))
             rows = cursor.fetchall()
@@ -173,7 +161,7 @@ def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[t
     without shingles gets a row with empty values."""
     policy, spec = config.policy_rules, config.spec
     perms = minhash.permutations(config.num_perm, config.seed, config.scheme)
-    for chunk in _batches(pks):
+    for chunk in batches(pks):
         rows = list(Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "body"))
         sigs, counts = fast.sign_texts([body for _, body in rows], policy, spec, perms)  # the batch in one call
         for (pk, body), data, count in zip(rows, minhash.to_bytes_many(sigs, config), counts.tolist(), strict=True):
@@ -183,7 +171,7 @@ def compute_signatures(pks: list[int], config: minhash.NearConfig) -> Iterator[t
 SIGNATURE_COLUMNS = ("document_id", "key", "seed", "scheme", "shingle_count", "values", "created_at")
 
 
-def _insert_signatures(rows: list[SignatureRow], config: minhash.NearConfig) -> None:
+def insert_signatures(rows: list[SignatureRow], config: minhash.NearConfig) -> None:
     """Signature rows straight into their table in one transaction, a document already signed under the key left
     as it is (a retried chunk). Through the ORM, or a transaction a row (SQLite's autocommit), this was most of
     a signing job."""
@@ -201,66 +189,10 @@ def _insert_signatures(rows: list[SignatureRow], config: minhash.NearConfig) -> 
                            f"ON CONFLICT ({quote('document_id')}, {quote('key')}) DO NOTHING", values)
 
 
-def store_signatures(pks: list[int], config: minhash.NearConfig) -> int:
-    """Compute and store the signatures of these documents that have none under this key (a chunk job's
-    work; idempotent). Returns how many were computed."""
-    computed = 0
-    for chunk in _batches(pks):
-        have = set(DocumentSignature.objects.filter(document_id__in_ids=chunk, key=config.signature_key)
-                   .values_list("document_id", flat=True))
-        rows = [row for row, _ in compute_signatures([pk for pk in chunk if pk not in have], config)]
-        _insert_signatures(rows, config)
-        computed += len(rows)
-    return computed
-
-
 def template_sample(representatives: list[int]) -> set[int]:
     """Every n-th representative: the documents whose shingles estimate corpus-wide shingle frequencies."""
     step = max(1, math.ceil(len(representatives) / TEMPLATE_SAMPLE))
     return set(representatives[::step])
-
-
-def sign(pks: list[int], config: minhash.NearConfig, report: Progress, sampled: set[int] | None = None
-         ) -> tuple[list[int], np.ndarray, dict[int, np.ndarray], int, int]:
-    """Signatures of these documents (reused when stored under the same key, else computed and stored).
-
-    Returns (signed pks in input order, their signatures as an (n, num_perm) uint32 array, verification hashes
-    of the signed documents in `sampled` (default: a template sample of `pks`), number of documents without
-    shingles, number newly signed).
-    """
-    report(0.0, "sign")
-    sampled = template_sample(pks) if sampled is None else sampled
-    signed: list[int] = []
-    # Filled in place: a list of a million small arrays and its vstack would need twice the memory.
-    matrix = np.zeros((len(pks), config.num_perm), dtype=np.uint32)
-    sample_hashes: dict[int, np.ndarray] = {}
-    empty = computed = 0
-    for done, chunk in enumerate(_batches(pks), start=1):
-        stored = {
-            pk: (count, bytes(values))
-            for pk, count, values in DocumentSignature.objects.filter(document_id__in_ids=chunk,
-                                                                      key=config.signature_key)
-            .values_list("document_id", "shingle_count", "values")
-        }
-        new_rows = []
-        for row, body in compute_signatures([pk for pk in chunk if pk not in stored], config):
-            stored[row.document_id] = (row.shingle_count, row.values)
-            if row.document_id in sampled and row.shingle_count:
-                sample_hashes[row.document_id] = verification_hashes(body, config)  # the body is at hand now
-            new_rows.append(row)
-        _insert_signatures(new_rows, config)
-        computed += len(new_rows)
-        for pk in chunk:
-            count, data = stored[pk]
-            if not count:
-                empty += 1  # no shingle, no signature: never paired, not even with another empty one
-                continue
-            matrix[len(signed)] = minhash.from_bytes(data, config)
-            signed.append(pk)
-        report(done * BATCH / max(len(pks), 1), "sign")
-    unsampled = [pk for pk in signed if pk in sampled and pk not in sample_hashes]
-    sample_hashes.update(_hashes_for(unsampled, config))
-    return signed, matrix[: len(signed)], sample_hashes, empty, computed
 
 
 class _Texts:
@@ -382,37 +314,16 @@ def _estimates(minhashes: np.ndarray, ends: np.ndarray, num_perm: int) -> list[f
     return (np.count_nonzero(same, axis=1) / num_perm).tolist()
 
 
-def _result(pairs: list[NearPair], below_floor: int, candidates: int, config: minhash.NearConfig, **stats
-            ) -> NearResult:
-    scores = np.array([p.jaccard for p in pairs], dtype=float)
-    histogram, _ = np.histogram(scores, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
-    return NearResult(pairs, {
-        **stats, "lsh_candidates": candidates, "verified": candidates, "stored": len(pairs),
-        "below_floor": below_floor, "at_or_above_threshold": int((scores >= config.threshold).sum()),
-        "histogram": histogram.tolist(),
-    })
-
-
-@dataclass
-class BandPlan:
-    """What banding needs besides the stored signatures: the template, how many partitions of band keys keep
-    each banding job within DEDUP_BAND_KEYS keys, and the near pass's figures so far."""
-
-    template: np.ndarray  # shingle hashes frequent enough to count as template
-    parts: int
-    stats: dict
-
-
 @dataclass
 class Candidates:
-    """The LSH candidates of a run, ready to verify (in one job or in chunk jobs)."""
+    """The LSH candidates of a run, ready to verify (in chunks of whole components)."""
 
-    pairs: list[tuple[int, int]]  # document pks, smaller first, sorted
+    pairs: np.ndarray  # (n, 2) document pks, smaller first, sorted
     template: np.ndarray
     stats: dict
 
 
-def _stored_counts(pks: list[int], config: minhash.NearConfig) -> dict[int, int]:
+def stored_counts(pks: list[int], config: minhash.NearConfig) -> dict[int, int]:
     """The shingle count of each of these documents' stored signatures under this configuration: one range
     scan of the signatures' (document, key) index, rows outside `pks` dropped here (after fanned-out signing
     every representative has one, and long IN lists cost more than the scan)."""
@@ -422,32 +333,7 @@ def _stored_counts(pks: list[int], config: minhash.NearConfig) -> dict[int, int]
     return {pk: count for pk, count in rows if pk in wanted}
 
 
-def prepare_banding(representatives: list[int], config: minhash.NearConfig, report: Progress) -> BandPlan:
-    """Sign the representatives without a stored signature under this configuration (a run that fanned its
-    signing out finds them all signed), estimate the template from a sample, and choose the partitions."""
-    report(0.0, "sign")
-    computed = empty = seen = 0
-    for chunk in _batches(representatives, BAND_READ):
-        stored = _stored_counts(chunk, config)
-        empty += sum(1 for count in stored.values() if not count)
-        seen += len(stored)
-        for part in _batches([pk for pk in chunk if pk not in stored]):
-            rows = [row for row, _ in compute_signatures(part, config)]
-            _insert_signatures(rows, config)
-            computed += len(rows)
-            empty += sum(1 for row in rows if not row.shingle_count)
-            report((seen + computed) / len(representatives), "sign")
-        report((seen + computed) / len(representatives), "sign")
-    signed = len(representatives) - empty  # no shingle, no signature: never paired, not even with another empty one
-    sample = [h for h in _hashes_for(sorted(template_sample(representatives)), config).values() if h.size]
-    template = explain.template_hashes(sample, signed, config.template_share, config.template_min_docs)
-    return BandPlan(template, lsh.parts_for(signed, config.bands, settings.DEDUP_BAND_KEYS), {
-        "representatives": len(representatives), "signed": signed, "newly_signed": computed,
-        "reused_signatures": len(representatives) - computed, "empty": empty, "template_shingles": int(template.size),
-    })
-
-
-def _signature_batches(pks: np.ndarray, config: minhash.NearConfig) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def signature_batches(pks: np.ndarray, config: minhash.NearConfig) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(document pks, signatures) of these documents' stored signatures with shingles (`pks` sorted), BAND_READ
     documents at a time: each batch one range scan of the signatures' (document, key) index, the rows of
     documents outside the batch (another corpus's, an exact copy) dropped here."""
@@ -462,29 +348,10 @@ def _signature_batches(pks: np.ndarray, config: minhash.NearConfig) -> Iterator[
             yield found[keep], minhash.from_bytes_many([bytes(rows[i][1]) for i in keep.tolist()], config)
 
 
-def band_part(pks: np.ndarray, config: minhash.NearConfig, part: int, parts: int) -> tuple[np.ndarray, int]:
-    """Band partition `part` of `parts` of the band keys of these documents' stored signatures (`pks` sorted):
-    the candidate pairs (document pks, smaller first) and how many documents had a signature. Holds the
-    partition's keys, never the signatures."""
-    bander = lsh.Bander(config.bands, config.rows, part, parts)
-    banded = 0
-    for found, signatures in _signature_batches(pks, config):
-        bander.add(signatures, found)
-        banded += len(found)
-    return bander.pairs(), banded
-
-
-def candidates_of(found: list[np.ndarray], plan: BandPlan) -> Candidates:
-    """The candidates of every partition of a run, merged."""
-    pairs = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, 2), dtype=np.int64)
-    return Candidates([(int(a), int(b)) for a, b in pairs.tolist()], plan.template,
-                      {**plan.stats, "band_parts": plan.parts})
-
-
 def doc_ids_of(pks) -> dict[int, str]:
     """The doc_id of each of these documents."""
     out: dict[int, str] = {}
-    for chunk in _batches(sorted(pks)):
+    for chunk in batches(sorted(pks)):
         out.update(Document.objects.filter(pk__in_ids=chunk).order_by().values_list("pk", "doc_id"))
     return out
 
@@ -517,33 +384,11 @@ def _verify_warm() -> None:
                 lambda fraction, stage: None)
 
 
-def verify(found: Candidates, config: minhash.NearConfig, report: Progress
-           ) -> tuple[list[NearPair], int, dict[int, str]]:
-    """Verify every candidate in this job; also returns the doc_ids of the documents they involve. The stage
-    `verify` begins here, with reading the documents: the kernels load first, once a process (a worker loads
-    them before it forks), which is no candidate's verification."""
-    warmed()
-    report(0.0, "verify")
-    doc_ids: dict[int, str] = {}
-    pairs, below_floor = verify_chunk(found.pairs, found.template, config, report, doc_ids)
-    return pairs, below_floor, doc_ids
-
-
 def verify_chunk(pairs: list[tuple[int, int]], template: np.ndarray, config: minhash.NearConfig,
-                 report: Progress, doc_ids: dict[int, str] | None = None) -> tuple[list[NearPair], int]:
-    """Verify some candidate pairs on their own: what they need of their documents comes from the database
-    (the doc_ids are also put in `doc_ids`, when given)."""
+                 report: Progress) -> tuple[list[NearPair], int]:
+    """Verify some candidate pairs on their own: what they need of their documents comes from the database."""
     docs = involved_documents(sorted({pk for pair in pairs for pk in pair}), config)
-    if doc_ids is not None:
-        doc_ids.update(docs.doc_ids)
     return _verify(pairs, docs, template, config, report)
-
-
-def near_result(pairs: list[NearPair], below_floor: int, candidates: int, stats: dict, config: minhash.NearConfig,
-                doc_ids: dict[int, str]) -> NearResult:
-    """Verified pairs (from one job or gathered from chunks) as the run's near result, in a fixed order."""
-    pairs.sort(key=lambda p: (-p.jaccard, doc_ids[p.left], doc_ids[p.right]))
-    return _result(pairs, below_floor, candidates, config, **stats)
 
 
 @dataclass
@@ -566,11 +411,12 @@ def open_index(corpus: Corpus, config: minhash.NearConfig) -> tuple[LshIndex, Pe
     return row, PersistentIndex(redis_kwargs(), row.basename, config)
 
 
-def incremental_pass(corpus: Corpus, upload_ids: list[int], representatives: list[int], doc_ids: dict[int, str],
-                     config: minhash.NearConfig, report: Progress) -> tuple[NearResult, IndexUpdate]:
-    """The near pass through the corpus's persistent index: only documents of uploads not yet indexed are
-    signed, inserted and looked up; candidates found by earlier runs are carried over. Verification is the full
-    run's, so the pairs equal those of a full run over the same documents."""
+def incremental_candidates(corpus: Corpus, upload_ids: list[int], representatives: np.ndarray,
+                           config: minhash.NearConfig) -> tuple[np.ndarray, IndexUpdate, dict]:
+    """The candidates of a run through the corpus's persistent index (the plan step of an incremental run, in
+    place of banding): the signed documents of uploads not yet indexed are inserted and looked up, candidates
+    found by earlier runs carried over. Verified as a full run's, they give its pairs. Returns the candidates (an
+    (n, 2) array of document pks), what to record of the index, and its figures."""
     row, index = open_index(corpus, config)
     covered = set(row.uploads)
     if covered and index.size() < row.size:
@@ -578,17 +424,13 @@ def incremental_pass(corpus: Corpus, upload_ids: list[int], representatives: lis
         index.drop()
         row, index = open_index(corpus, config)
         covered = set()
-    current = set(representatives)
-    new = [pk for pk in Document.objects.filter(corpus=corpus, upload_id__in=set(upload_ids) - covered)
-           .order_by("pk").values_list("pk", flat=True) if pk in current]
-    sampled = template_sample(representatives)  # the full run's sample, so the template is the same
-    signed, matrix, sample, empty_new, computed = sign(new, config, report, sampled)
-    old_sampled = sorted(sampled.difference(new))
-    sample.update((pk, h) for pk, h in _hashes_for(old_sampled, config).items() if h.size)
-    empty_old = (set(DocumentSignature.objects.filter(key=config.signature_key, shingle_count=0,
-                                                      document__corpus=corpus).values_list("document_id", flat=True))
-                 & current.difference(new))
-    report(0.0, "band")
+    current = set(representatives.tolist())
+    new = np.array([pk for pk in Document.objects.filter(corpus=corpus, upload_id__in=set(upload_ids) - covered)
+                    .order_by("pk").values_list("pk", flat=True) if pk in current], dtype=np.int64)
+    batches_ = list(signature_batches(new, config))  # the new documents with shingles, signed by now
+    signed = [pk for found, _ in batches_ for pk in found.tolist()]
+    matrix = (np.concatenate([signatures for _, signatures in batches_]) if batches_
+              else np.zeros((0, config.num_perm), dtype=np.uint32))
     index.insert(signed, matrix)
     if covered:
         looked_up = index.query(matrix)
@@ -596,24 +438,13 @@ def incremental_pass(corpus: Corpus, upload_ids: list[int], representatives: lis
                  for pk, keys in zip(signed, looked_up, strict=True) for other in keys if other != pk}
     else:  # a new index: banding its first documents with numpy gives the same candidates, faster
         found = {(signed[i], signed[j]) for i, j in lsh.band_pairs(matrix, config.bands, config.rows).tolist()}
-    report(1.0, "band")
     carried = set(IndexCandidate.objects.filter(index=row).values_list("left_id", "right_id").iterator(5000))
     candidates = sorted(pair for pair in carried | found if pair[0] in current and pair[1] in current)
-    n_signed = len(representatives) - empty_new - len(empty_old)
-    template = explain.template_hashes(list(sample.values()), n_signed, config.template_share,
-                                       config.template_min_docs)
-    # Every involved document's signature is stored by now (`sign` stores what it computes).
-    docs = involved_documents(sorted({pk for pair in candidates for pk in pair}), config)
-    pairs, below_floor = _verify(candidates, docs, template, config, report)
-    result = _result(
-        pairs, below_floor, len(candidates), config, representatives=len(representatives), signed=n_signed,
-        newly_signed=computed, reused_signatures=len(representatives) - computed,
-        empty=empty_new + len(empty_old), template_shingles=int(template.size),
-        index={"basename": row.basename, "indexed_before": row.size, "new_documents": len(new),
-               "looked_up": len(signed) if covered else 0, "carried_candidates": len(carried),
-               "new_candidates": len(found - carried), "built_now": not covered},
-    )
-    return result, IndexUpdate(row, sorted(covered | set(upload_ids)), found - carried, index.size())
+    stats = {"basename": row.basename, "indexed_before": row.size, "new_documents": len(new),
+             "looked_up": len(signed) if covered else 0, "carried_candidates": len(carried),
+             "new_candidates": len(found - carried), "built_now": not covered}
+    pairs = np.array(candidates, dtype=np.int64).reshape(-1, 2)
+    return pairs, IndexUpdate(row, sorted(covered | set(upload_ids)), found - carried, index.size()), stats
 
 
 def index_record(update: IndexUpdate) -> None:

@@ -10,7 +10,7 @@ from screening import runs
 from screening.engine.minhash import NearConfig
 from screening.engine.normalize import POLICIES
 from screening.models import Corpus, ScreeningRun
-from screening.runs.lifecycle import STAGES
+from screening.runs import pipeline
 
 
 class Command(BaseCommand):
@@ -87,26 +87,24 @@ class Command(BaseCommand):
 
 
     def _execute(self, run, bar: ProgressBar, verbose: bool) -> None:
-        """The whole run in this process, drawn on the bar; a failure is recorded on the run, as a worker's."""
+        """The whole run driven from this process, drawn on the bar; a failure is recorded on the run, as a job's."""
         log = _stage_logger(verbose)
-        # Each stage's share of the whole, as the run page weighs them.
-        stages = {name: 0.0 for name in STAGES if run.near or name in ("exact", "publish")}
+        begun = set()
 
-        def report(fraction: float, stage: str) -> None:
-            if verbose and stages.get(stage) == 0.0 and fraction == 0.0:
+        def draw(overall: float, stage: str) -> None:
+            if verbose and stage not in begun:
+                begun.add(stage)
                 log.info("run %s: %s", run.pk, stage)
-            stages[stage] = fraction
-            overall = sum(STAGES[n] * done for n, done in stages.items()) / sum(STAGES[n] for n in stages)
-            progress.report("run", run.pk, overall, stage, stages=dict(stages))  # the run page follows it too
             bar.draw(overall, stage)
 
         try:
-            runs.run_execute(run=run, on_progress=report)
+            runs.run_execute(run=run, on_progress=pipeline.stage_reporter(run, draw))
             bar.draw(1.0, "done")
         except Exception as error:  # noqa: BLE001 - recorded on the run and reported as the command's failure
             runs.run_fail(run_id=run.pk, error=f"{type(error).__name__}: {error}")
         finally:
             bar.close()
+
 
 def _state(run_id: int) -> tuple[float, str] | None:
     state = progress.read("run", run_id)
