@@ -173,3 +173,16 @@ def test_a_run_that_fails_while_publishing_shows_no_pair_and_keeps_none_staged(i
     runs.run_fail(run_id=run.pk, error="forced failure")  # as the job's failure callback does
     assert not CandidatePair.objects.filter(run=run).exists() and not run.clusters.exists()
     assert not StagedPair.objects.filter(run=run).exists()
+
+
+@pytest.mark.django_db
+def test_a_verification_task_gives_back_what_it_held(import_records):
+    from screening.engine import tokdiff
+
+    import_records("many", family_records(6, 4))
+    spec = spec_of(_run("many", exact=True, near=True))
+    pks = steps.representatives(spec, set())
+    steps.sign_step(spec, pks)
+    candidates = steps.candidates_merged([steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, 1)[0])])
+    assert steps.verify_step(spec, 0, candidates, steps.template_step(spec, pks, len(pks))).stored > 5
+    assert not tokdiff._SPARE  # the next task, or none, may come much later: no 300 MiB kept for it

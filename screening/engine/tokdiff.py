@@ -444,6 +444,11 @@ _REUSE = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
           and getattr(sys, "_is_gil_enabled", lambda: True)())
 
 
+def release_spares() -> None:
+    """Let go of the spare batches (a task's verification is done: the next may come much later, or never)."""
+    _SPARE.clear()
+
+
 def _spare_arrays(total: int, room: int) -> tuple:
     """The arrays of a spare batch nothing reads any more and large enough for `total` code points and `room`
     folded ones (taken out of the spares), else empty ones (the kernel makes them)."""
