@@ -332,7 +332,7 @@ def delete_signatures() -> int:
     from screening.models import DocumentSignature
 
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {DocumentSignature._meta.db_table}")
+        cursor.execute(f"DELETE FROM {DocumentSignature._meta.db_table}")  # noqa: S608 - the model's own name
         deleted = cursor.rowcount
     return deleted
 
@@ -514,8 +514,9 @@ def main() -> None:
     ensure_redis(stop_at_exit=True)
     name = f"scale{args.docs}"
     db = connection.vendor
-    head = (f"tree {tree} ({subprocess.run(['git', '-C', str(tree), 'rev-parse', '--short', 'HEAD'], text=True, capture_output=True).stdout.strip()}), "
-            f"mode {mode}, {db}, {args.docs:,} documents, data {data}")
+    commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], text=True,
+                            capture_output=True).stdout.strip()
+    head = f"tree {tree} ({commit}), mode {mode}, {db}, {args.docs:,} documents, data {data}"
     print(head, flush=True)
     imported = None
     if Corpus.objects.filter(name=name).exists():
@@ -545,7 +546,8 @@ def main() -> None:
     near = result["stats"].get("near", {})
     print(f"run {result['run']} {result['status']} {result['error'] or ''}: {result['wall']:.1f} s "
           f"({result['executor']}), {near.get('lsh_candidates', 0):,} candidates, {near.get('stored', 0):,} pairs; "
-          f"load average {result['load_before'][0]:.2f} before, max {result['memory']['load_max']:.2f} during", flush=True)
+          f"load average {result['load_before'][0]:.2f} before, max {result['memory']['load_max']:.2f} during",
+          flush=True)
     print(f"  stages as recorded: {result['stats'].get('seconds')}")
     print(f"  stages seen from outside: {result['outside_stages']}")
     for stage, rate in result["throughput"].items():
