@@ -157,14 +157,14 @@ def run_mark_running(*, run: ScreeningRun) -> None:
     run.status = ScreeningRun.Status.RUNNING
 
 
-def verification_key_check(run: ScreeningRun) -> None:
-    """Every process that verifies a run's pairs must hash with the key the run was started with (the same
-    DJANGO_SECRET_KEY): with another, scores and template shingles would silently disagree."""
-    expected = run.config.get("verification_key")
-    if expected and expected != verify_key().fingerprint:
-        raise RunRefused(f"run {run.pk} was started with verification key {expected}, but this worker's is "
-                         f"{verify_key().fingerprint}: give every web and worker process the same "
-                         f"DJANGO_SECRET_KEY")
+def verification_key_check(spec: RunSpec) -> None:
+    """Every process that verifies a run's pairs (its driver, each task) must hash with the key the run was
+    started with (the same DJANGO_SECRET_KEY): with another, scores and template shingles would silently
+    disagree."""
+    expected, key = spec.verification_key, verify_key().fingerprint
+    if expected and expected != key:
+        raise RunRefused(f"run {spec.run} was started with verification key {expected}, but this worker's is "
+                         f"{key}: give every web and worker process the same DJANGO_SECRET_KEY")
 
 
 def spec_of(run: ScreeningRun) -> RunSpec:

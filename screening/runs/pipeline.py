@@ -126,17 +126,11 @@ def candidates_of(found: list[np.ndarray], screened: Screened) -> near.Candidate
                            {**screened.near_stats, "band_parts": screened.parts})
 
 
-def verify_chunks(candidates: near.Candidates, size: int) -> list[np.ndarray]:
-    """The candidates in chunks of about `size`, each component's pairs in one chunk where it fits: a chunk reads
-    and hashes each of its documents once."""
-    return cluster.chunks_by_component(candidates.pairs, size)
-
-
 def verify(spec: RunSpec, executor: Executor, screened: Screened, report: Progress) -> Outcome:
     """Every candidate verified, a chunk a task, which stages the pairs it keeps in the database: the run's
     outcome, ready to publish."""
     found = screened.candidates
-    chunks = verify_chunks(found, spec.sizes.verify)
+    chunks = cluster.chunks_by_component(found.pairs, spec.sizes.verify)  # a component's pairs together
     if executor.local:
         near.warmed()  # the kernels load once a process, before the stage's clock: no candidate's verification
     report(0.0, "verify")
@@ -161,8 +155,8 @@ def drive(*, run: ScreeningRun, executor: Executor, on_progress: Progress | None
     status in one transaction (a run that fails on the way shows nothing)."""
     if run.status == ScreeningRun.Status.COMPLETE:
         return run  # a retried job must not publish twice
-    verification_key_check(run)
     spec = spec_of(run)
+    verification_key_check(spec)
     run_mark_running(run=run)
     StagedPair.objects.filter(run=run).delete()  # an earlier attempt's
     clock = StageClock(on_progress)

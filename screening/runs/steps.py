@@ -20,7 +20,7 @@ from screening.engine import explain, lsh, tokdiff
 from screening.models import Document
 from screening.runs import near, publish
 from screening.runs.exact import ExactResult, exact_pass
-from screening.runs.lifecycle import RunRefused
+from screening.runs.lifecycle import verification_key_check
 from screening.runs.spec import RunSpec
 from screening.suggestions import suggester_for
 
@@ -130,11 +130,7 @@ def verify_step(spec: RunSpec, chunk: int, pairs: np.ndarray, template: np.ndarr
     """Exact Jaccard, template scores and evidence of these candidates (document pks, an (n, 2) array), the
     documents they involve read here a batch a query; the pairs at or above the storage floor are staged in the
     database as chunk `chunk` of the run, with the verdicts their evidence suggests."""
-    key = near.verify_key().fingerprint
-    if spec.verification_key and spec.verification_key != key:
-        # Scores and template shingles hashed with another key would silently disagree with the run's.
-        raise RunRefused(f"run {spec.run} was started with verification key {spec.verification_key}, but this "
-                         f"worker's is {key}: give every web and worker process the same DJANGO_SECRET_KEY")
+    verification_key_check(spec)
     near.warmed()
     cpu = time.process_time()
     found, below_floor = near.verify_chunk([(int(a), int(b)) for a, b in pairs.tolist()], template, spec.near,
