@@ -144,14 +144,19 @@ def test_pairs_are_published_in_one_order_whatever_order_their_chunks_were_verif
                if ahead.pairs.get(left__doc_id=left, right__doc_id=right).jaccard >= 0.7)
 
 
-@pytest.mark.django_db
-def test_a_verification_task_run_again_replaces_its_staged_pairs(import_records):
+def _ready_to_verify(import_records):
+    """A run's spec with its representatives signed and banded: (spec, candidates, template)."""
     import_records("many", family_records(6, 4))
     spec = spec_of(_run("many", exact=True, near=True))
     pks = steps.representatives(spec, set())
     steps.sign_step(spec, pks)
     candidates = steps.candidates_merged([steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, 1)[0])])
-    template = steps.template_step(spec, pks, len(pks))
+    return spec, candidates, steps.template_step(spec, pks, len(pks))
+
+
+@pytest.mark.django_db
+def test_a_verification_task_run_again_replaces_its_staged_pairs(import_records):
+    spec, candidates, template = _ready_to_verify(import_records)
     first = steps.verify_step(spec, 0, candidates, template)
     again = steps.verify_step(spec, 0, candidates, template)
     assert first.stored == again.stored > 5
@@ -179,10 +184,6 @@ def test_a_run_that_fails_while_publishing_shows_no_pair_and_keeps_none_staged(i
 def test_a_verification_task_gives_back_what_it_held(import_records):
     from screening.engine import tokdiff
 
-    import_records("many", family_records(6, 4))
-    spec = spec_of(_run("many", exact=True, near=True))
-    pks = steps.representatives(spec, set())
-    steps.sign_step(spec, pks)
-    candidates = steps.candidates_merged([steps.band_pairs_step(spec, steps.band_keys_step(spec, pks, 1)[0])])
-    assert steps.verify_step(spec, 0, candidates, steps.template_step(spec, pks, len(pks))).stored > 5
+    spec, candidates, template = _ready_to_verify(import_records)
+    assert steps.verify_step(spec, 0, candidates, template).stored > 5
     assert not tokdiff._SPARE  # the next task, or none, may come much later: no 300 MiB kept for it
