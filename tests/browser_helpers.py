@@ -113,3 +113,29 @@ def axe_findings(page) -> list[str]:
                  if isinstance(n["target"][-1], str)]
     return found + [f"axe color-contrast to review, {m['why']}: {m['where']}"
                     for m in page.evaluate(CONTRAST, selectors)]
+
+
+# Inside a measuring script: the text of `root`'s text nodes (those `skip` does not refuse) laid end to end, and
+# the rectangle a run of it is drawn in (a Range over the text nodes: the glyphs, whatever the markup).
+TEXT_LAYOUT = """
+  const textLayout = (root, skip) => {
+    const nodes = [], starts = [];
+    let text = "";
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT,
+      skip ? {acceptNode: n => skip(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT} : null);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      nodes.push(n); starts.push(text.length); text += n.data;
+    }
+    const at = (offset) => {
+      let i = nodes.length - 1;
+      while (starts[i] > offset) i--;
+      return [nodes[i], offset - starts[i]];
+    };
+    const rect = (from, length) => {
+      const range = document.createRange();
+      range.setStart(...at(from)); range.setEnd(...at(from + length));
+      const r = range.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top};
+    };
+    return {text, at, rect};
+  };
+"""

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from screening.models import CandidatePair, Upload
-from tests.browser_helpers import CHROMIUM, CONTRAST, SHOTS, axe_findings
+from tests.browser_helpers import CHROMIUM, CONTRAST, SHOTS, TEXT_LAYOUT, axe_findings
 from tests.factories import PASSWORD, copies, imported_run, reviewer
 from tests.test_signal_direction_browser import EN, FA
 
@@ -66,26 +66,10 @@ def shot(page, name, selector=None):
 
 # In each group of problems, where the count (its digits) and the word it counts are drawn, read from the group's
 # own line (not its examples).
-COUNT_AND_NOUN = """([noun]) => {
+COUNT_AND_NOUN = """([noun]) => {""" + TEXT_LAYOUT + """
   const found = [];
   for (const item of document.querySelectorAll("ul.problem-groups > li")) {
-    const nodes = [], starts = [];
-    let text = "";
-    const walker = document.createTreeWalker(item, NodeFilter.SHOW_TEXT, {acceptNode: n =>
-      n.parentElement.closest("ul.problems") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      nodes.push(n); starts.push(text.length); text += n.data;
-    }
-    const at = (offset) => {
-      let i = nodes.length - 1;
-      while (starts[i] > offset) i--;
-      return [nodes[i], offset - starts[i]];
-    };
-    const rect = (from, length) => {
-      const range = document.createRange();
-      range.setStart(...at(from)); range.setEnd(...at(from + length));
-      const r = range.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top};
-    };
+    const {text, rect} = textLayout(item, n => n.parentElement.closest("ul.problems"));
     const dash = text.lastIndexOf("—");
     const digits = /[0-9۰-۹]+/.exec(text.slice(dash));
     const n = text.indexOf(noun, dash);

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from screening.models import CandidatePair
-from tests.browser_helpers import CHROMIUM, SHOTS
+from tests.browser_helpers import CHROMIUM, SHOTS, TEXT_LAYOUT
 from tests.factories import PASSWORD, imported_run, reviewer
 
 pytestmark = [
@@ -39,26 +39,11 @@ RECORDS = [
 # Where each box draws each signal's two values, and which way the arrow between them points: for every
 # element of `selector` whose text holds both values, the rectangles of the two values' text (a Range over
 # the text nodes, so it measures the glyphs whatever the markup), and the arrow's glyph and transform.
-MEASURE = """([selector, before, after]) => {
+MEASURE = """([selector, before, after]) => {""" + TEXT_LAYOUT + """
   const found = [];
   for (const box of document.querySelectorAll(selector)) {
     if (!box.checkVisibility()) continue;
-    const nodes = [], starts = [];
-    let text = "";
-    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      nodes.push(n); starts.push(text.length); text += n.data;
-    }
-    const at = (offset) => {
-      let i = nodes.length - 1;
-      while (starts[i] > offset) i--;
-      return [nodes[i], offset - starts[i]];
-    };
-    const rect = (from, length) => {
-      const range = document.createRange();
-      range.setStart(...at(from)); range.setEnd(...at(from + length));
-      const r = range.getBoundingClientRect(); return {left: r.left, right: r.right};
-    };
+    const {text, at, rect} = textLayout(box);
     const b = text.indexOf(before), a = text.indexOf(after, b + before.length);
     if (b < 0 || a < 0) continue;
     const between = text.slice(b + before.length, a);
